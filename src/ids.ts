@@ -1,0 +1,61 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+
+/** A clock in epoch milliseconds, with sub-millisecond precision where the source has it. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.timeOrigin + performance.now(),
+};
+
+const MESSAGE_ID = /^[A-Za-z0-9_-]{22}$/;
+const DEVICE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A message id: the 16 bytes of a random UUID as unpadded URL-safe base64 (22 characters). */
+export function newMessageId(): string {
+  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+}
+
+export function isMessageId(value: string): boolean {
+  return MESSAGE_ID.test(value);
+}
+
+export function isDeviceId(value: string): boolean {
+  return DEVICE_ID.test(value);
+}
+
+/** UTC, ISO 8601 without zone, with microseconds: `2025-01-09T04:24:35.540658`. */
+export function formatTimestamp(epochMs: number): string {
+  const wholeMs = Math.floor(epochMs);
+  const micros = Math.floor((epochMs - wholeMs) * 1000);
+  const iso = new Date(wholeMs).toISOString();
+  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}`;
+}
+
+/** A random identifier of `bytes` bytes of entropy, URL-safe. */
+export function randomId(bytes = 16): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** A user number in LG's style: 20 alphanumeric characters. */
+export function newUserNumber(): string {
+  return randomBytes(20).toString('base64url').replace(/[-_]/g, '').slice(0, 20).padEnd(20, 'x');
+}
+
+/** A device id in LG's business style: 64 hex characters. */
+export function newDeviceId(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** Secrets here are high-entropy random strings, so one SHA-256 is a sufficient at-rest hash. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Compares a presented secret with a stored hash in constant time. */
+export function secretMatches(secret: string, storedHash: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const stored = Buffer.from(storedHash, 'hex');
+  return presented.length === stored.length && timingSafeEqual(presented, stored);
+}

@@ -1,0 +1,239 @@
+/**
+ * The store: every state DESIGN names, behind one interface with one implementation per database
+ * (sqlite/, postgres/). Every operation that changes what a calling service may be told about also
+ * records the resulting messages (DESIGN A.8) in the same transaction: the outbox.
+ *
+ * Times are epoch milliseconds. Secrets arrive here already hashed, except webhook secrets, which
+ * the delivery engine needs in clear to sign with.
+ */
+import type { DeviceStatus } from '../catalog/types.js';
+
+export type DeviceType = string;
+
+export interface Service {
+  serviceId: string;
+  name: string;
+  keyHash: string;
+  allowedDevices: DeviceType[];
+  callbackUrl: string | null;
+  eventCallbackUrl: string | null;
+  enabled: boolean;
+  /** Newest first; during a rotation the previous one stays until `expiresAt`. */
+  webhookSecrets: WebhookSecret[];
+  createdAt: number;
+}
+
+export interface WebhookSecret {
+  secret: string;
+  createdAt: number;
+  /** null while current. */
+  expiresAt: number | null;
+}
+
+export interface NewService {
+  serviceId: string;
+  name: string;
+  keyHash: string;
+  allowedDevices: DeviceType[];
+  callbackUrl: string | null;
+  eventCallbackUrl: string | null;
+  webhookSecret: string;
+}
+
+export type ServicePatch = Partial<Pick<Service, 'name' | 'allowedDevices' | 'callbackUrl' | 'eventCallbackUrl' | 'enabled'>>;
+
+export interface User {
+  userNumber: string;
+  countryCode: string;
+  createdAt: number;
+}
+
+export interface AccessToken {
+  tokenHash: string;
+  userNumber: string;
+  serviceId: string;
+  expiresAt: number;
+  /** Set when revoked; `disconnected` tokens answer 1202, others 1103. */
+  revokedAt: number | null;
+  revokedReason: 'disconnected' | 'revoked' | null;
+}
+
+/** A user's connection to a calling service (created when a token is issued). */
+export interface Connection {
+  serviceId: string;
+  userNumber: string;
+  /** When the service first called GET /devices for this user; also its lifecycle subscription. */
+  deviceListLoadedAt: number | null;
+}
+
+export interface Device {
+  deviceId: string;
+  deviceType: DeviceType;
+  modelName: string;
+  alias: string;
+  groupId: string | null;
+  secretHash: string;
+  virtual: boolean;
+  online: boolean;
+  /** Users the device is registered to: the owner first, then users it was shared with. */
+  userNumbers: string[];
+  createdAt: number;
+}
+
+export interface NewDevice {
+  deviceId: string;
+  deviceType: DeviceType;
+  modelName: string;
+  alias: string;
+  groupId: string | null;
+  secretHash: string;
+  virtual: boolean;
+  online: boolean;
+  status: DeviceStatus;
+}
+
+export interface DeviceState {
+  deviceId: string;
+  status: DeviceStatus;
+  /** Increments on every change of status. */
+  version: number;
+  online: boolean;
+}
+
+export interface PushSubscription {
+  serviceId: string;
+  userNumber: string;
+  deviceId: string;
+  createdAt: number;
+}
+
+export interface EventSubscription {
+  serviceId: string;
+  userNumber: string;
+  deviceId: string;
+  expiresAt: number;
+}
+
+export type MessageKind = 'push' | 'event';
+export type PushType = 'DEVICE_REGISTERED' | 'DEVICE_UNREGISTERED' | 'DEVICE_ALIAS_CHANGED' | 'DEVICE_PUSH' | 'DEVICE_STATUS';
+export type MessageStatus = 'pending' | 'delivering' | 'delivered' | 'failed' | 'held';
+
+/** One message for one service: its final body, where it goes, and its place in the device's order. */
+export interface OutboxMessage {
+  messageId: string;
+  serviceId: string;
+  deviceId: string;
+  kind: MessageKind;
+  pushType: PushType;
+  /** Per (service, device), from 1, in the order the changes occurred. */
+  sequence: number;
+  /** The exact JSON body to POST (DESIGN A.8). */
+  body: string;
+  status: MessageStatus;
+  attempts: number;
+  createdAt: number;
+  nextAttemptAt: number;
+  deliveredAt: number | null;
+}
+
+export interface DeliveryAttempt {
+  messageId: string;
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export interface MessageFilter {
+  status?: MessageStatus;
+  deviceId?: string;
+  since?: number;
+  limit?: number;
+}
+
+export type EventSubscribeResult = 'created' | 'renewed' | 'limit';
+
+export interface Store {
+  /** Runs pending migrations. Idempotent. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers; rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createService(service: NewService, at: number): Promise<Service>;
+  getService(serviceId: string): Promise<Service | undefined>;
+  listServices(): Promise<Service[]>;
+  updateService(serviceId: string, patch: ServicePatch): Promise<Service | undefined>;
+  /** Makes `secret` current; the previous current secret stays valid until `previousExpiresAt`. */
+  rotateWebhookSecret(serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean>;
+
+  createUser(user: User): Promise<boolean>;
+  getUser(userNumber: string): Promise<User | undefined>;
+  /** Unregisters the user's devices (with their messages), removes its connections, tokens and subscriptions. */
+  deleteUser(userNumber: string, at: number): Promise<boolean>;
+
+  /** Stores a token and connects its user to its service (keeping an existing connection as it is). */
+  createToken(token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void>;
+  getToken(tokenHash: string): Promise<AccessToken | undefined>;
+
+  getConnection(serviceId: string, userNumber: string): Promise<Connection | undefined>;
+  /** Marks the device list loaded (and the lifecycle subscription on) if it was not already. */
+  markDeviceListLoaded(serviceId: string, userNumber: string, at: number): Promise<void>;
+  /**
+   * DELETE /user/service: deletes the pair's push and event subscriptions, its loaded device list and
+   * lifecycle subscription, the connection, and revokes the pair's tokens as `disconnected`.
+   * Messages already in the outbox stay.
+   */
+  disconnect(serviceId: string, userNumber: string, at: number): Promise<boolean>;
+
+  /** Registers a device to its owner, with its first status; records DEVICE_REGISTERED. */
+  registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device>;
+  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. */
+  shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
+  /**
+   * Unregisters a device from one user: records DEVICE_UNREGISTERED, deletes that user's subscriptions
+   * to it, and deletes the device itself when no user is left.
+   */
+  unregisterDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
+  /** Renames a device; records DEVICE_ALIAS_CHANGED. */
+  renameDevice(deviceId: string, alias: string, at: number): Promise<Device | undefined>;
+  getDevice(deviceId: string): Promise<Device | undefined>;
+  /** Devices registered to the user (owned or shared), oldest first. */
+  listUserDevices(userNumber: string): Promise<Device[]>;
+
+  getDeviceState(deviceId: string): Promise<DeviceState | undefined>;
+  /**
+   * Replaces the device's status with `status` (which already includes `report`), increments its
+   * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event
+   * subscription. An empty report changes nothing and returns the current version.
+   */
+  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number>;
+  /** Records DEVICE_PUSH for each service with a push subscription to the device. */
+  recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
+  setOnline(deviceId: string, online: boolean): Promise<boolean>;
+
+  listPushSubscriptions(serviceId: string, userNumber: string): Promise<PushSubscription[]>;
+  /** false when it already existed. */
+  addPushSubscription(serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean>;
+  /** false when there was none. */
+  removePushSubscription(serviceId: string, userNumber: string, deviceId: string): Promise<boolean>;
+
+  /** Unexpired event subscriptions at `now`. */
+  listEventSubscriptions(serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]>;
+  /** Creates or renews; `limit` when the pair already holds `limit` unexpired other subscriptions. */
+  upsertEventSubscription(sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult>;
+  /** false when there was no unexpired subscription. */
+  removeEventSubscription(serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean>;
+  /** Device ids among `deviceIds` for which this service and user hold an unexpired event subscription. */
+  reportableDeviceIds(serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>>;
+
+  listMessages(serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]>;
+  getMessage(messageId: string): Promise<OutboxMessage | undefined>;
+  listAttempts(messageIds: string[]): Promise<DeliveryAttempt[]>;
+  /** Puts a message back to pending, due now. */
+  resendMessage(messageId: string, now: number): Promise<boolean>;
+  /** Puts every failed message of the service created since `since` back to pending; returns how many. */
+  recoverFailed(serviceId: string, since: number, now: number): Promise<number>;
+}
