@@ -1,0 +1,99 @@
+/** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
+import { Agent, request } from 'undici';
+import { systemClock, type Clock } from '../ids.js';
+import { createAddressGuard, type Phase } from './address-guard.js';
+import { parseRetryAfter } from './schedule.js';
+
+export interface SenderOptions {
+  phase: Phase;
+  allowList: readonly string[];
+  /** Covers connect, response headers and the (capped) response body together. */
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  /** Keeps one busy service from opening unbounded sockets to its receiver. */
+  connectionsPerOrigin?: number;
+  /** Turns a Retry-After HTTP-date into a delay. */
+  clock?: Clock;
+}
+
+export interface AttemptOutcome {
+  /** A 2xx, headers and body within the timeout. */
+  ok: boolean;
+  status: number | null;
+  /** At most maxResponseBytes of the response body, as UTF-8. */
+  body: string | null;
+  durationMs: number;
+  retryAfterMs?: number;
+  error?: string;
+  /** 410 Gone: the receiver asks for its endpoint to be disabled. */
+  gone: boolean;
+}
+
+export interface Sender {
+  /** POSTs a JSON body; network failures become an outcome with `error`, never a rejection. */
+  send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome>;
+  close(): Promise<void>;
+}
+
+/** A sender with one connection pool for all receivers; undici follows no redirects unless asked. */
+export function createSender({
+  phase,
+  allowList,
+  timeoutMs = 10_000,
+  maxResponseBytes = 4096,
+  connectionsPerOrigin = 8,
+  clock = systemClock,
+}: SenderOptions): Sender {
+  const guard = createAddressGuard({ phase, allowList });
+  const agent = new Agent({ connections: connectionsPerOrigin, connect: { lookup: guard.lookup, timeout: timeoutMs } });
+
+  async function send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const elapsed = (): number => performance.now() - started;
+    const check = guard.checkUrl(url);
+    if (!check.ok) return { ok: false, status: null, body: null, durationMs: elapsed(), error: check.reason, gone: false };
+
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    let status: number | null = null;
+    try {
+      const response = await request(url, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+        signal: timeout.signal,
+      });
+      status = response.statusCode;
+      const retryAfter = response.headers['retry-after'];
+      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
+      const text = await readCapped(response.body, maxResponseBytes);
+      return { ok: status >= 200 && status < 300, status, body: text, durationMs: elapsed(), retryAfterMs, gone: status === 410 };
+    } catch (error) {
+      const reason = timeout.signal.aborted ? `timed out after ${timeoutMs} ms` : describe(error);
+      return { ok: false, status, body: null, durationMs: elapsed(), error: reason, gone: false };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { send, close: () => agent.close() };
+}
+
+/** Keeps the first `max` bytes; past them the stream is dropped (closing the socket) rather than drained. */
+async function readCapped(body: AsyncIterable<Buffer>, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk.subarray(0, max - size));
+    size += Math.min(chunk.length, max - size);
+    if (size >= max) break;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A one-line reason; Happy Eyeballs reports one AggregateError with an empty message for all addresses. */
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(describe).join('; ');
+  return error instanceof Error ? error.message || error.name : String(error);
+}

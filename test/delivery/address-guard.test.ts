@@ -1,0 +1,105 @@
+import type { LookupAddress } from 'node:dns';
+import { describe, expect, it } from 'vitest';
+import { AddressRefusedError, checkCallbackUrl, createAddressGuard, type GuardSettings } from '../../src/delivery/address-guard.js';
+
+const OP: GuardSettings = { phase: 'OP', allowList: [] };
+const QA: GuardSettings = { phase: 'QA', allowList: [] };
+
+/** Runs the guard's lookup as net.connect does, in both its `all` and single-address forms. */
+function resolve(settings: GuardSettings, hostname: string, all = true): Promise<LookupAddress[]> {
+  const { lookup } = createAddressGuard(settings);
+  return new Promise((done, fail) => {
+    lookup(hostname, { all }, (error, address, family) => {
+      if (error) fail(error);
+      else done(typeof address === 'string' ? [{ address, family: family ?? 0 }] : address);
+    });
+  });
+}
+
+describe('checkCallbackUrl', () => {
+  it('accepts a public https URL in OP and refuses http', () => {
+    expect(checkCallbackUrl('https://hooks.example.com/thinq', OP)).toEqual({ ok: true });
+    expect(checkCallbackUrl('http://hooks.example.com/thinq', OP)).toEqual({
+      ok: false,
+      reason: 'phase OP accepts only https: callback URLs',
+    });
+  });
+
+  it.each([
+    ['https://127.0.0.1:8443/hook', 'loopback'],
+    ['https://2130706433/hook', 'loopback'],
+    ['https://[::1]/hook', 'loopback'],
+    ['https://[::ffff:127.0.0.1]/hook', 'loopback'],
+    ['https://[::ffff:a00:1]/hook', 'private'],
+    ['https://10.1.2.3/hook', 'private'],
+    ['https://172.16.0.1/hook', 'private'],
+    ['https://192.168.1.20/hook', 'private'],
+    ['https://100.64.0.1/hook', 'CGNAT'],
+    ['https://[fd00::1]/hook', 'unique local'],
+    ['https://169.254.169.254/latest/meta-data/', 'metadata'],
+    ['https://[fe80::1]/hook', 'link-local'],
+    ['https://0.0.0.0/hook', 'unspecified'],
+    ['https://[::]/hook', 'unspecified'],
+    ['https://224.0.0.1/hook', 'multicast'],
+    ['https://[ff02::1]/hook', 'multicast'],
+  ])('OP refuses %s (%s)', (url, kind) => {
+    const result = checkCallbackUrl(url, OP);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toContain(kind);
+  });
+
+  it('QA allows http, loopback and private networks but never link-local', () => {
+    for (const url of ['http://127.0.0.1:3000/hook', 'http://[::1]/hook', 'http://192.168.1.20/hook', 'https://hooks.example.com/']) {
+      expect(checkCallbackUrl(url, QA)).toEqual({ ok: true });
+    }
+    expect(checkCallbackUrl('http://169.254.169.254/', QA)).toMatchObject({ ok: false });
+  });
+
+  it('refuses what is not an http(s) URL', () => {
+    expect(checkCallbackUrl('hooks.example.com/thinq', QA)).toEqual({ ok: false, reason: 'not a valid absolute URL' });
+    expect(checkCallbackUrl('ftp://hooks.example.com/', QA)).toMatchObject({ ok: false });
+  });
+
+  it('lets the allow-list through, by address or CIDR, and nothing else', () => {
+    expect(checkCallbackUrl('https://127.0.0.1:8443/hook', { phase: 'OP', allowList: ['127.0.0.1'] })).toEqual({ ok: true });
+    expect(checkCallbackUrl('https://[::1]/hook', { phase: 'OP', allowList: ['[::1]'] })).toEqual({ ok: true });
+    const cidr = { phase: 'OP', allowList: ['10.0.0.0/8', 'fd00::/8'] } as const;
+    expect(checkCallbackUrl('https://10.9.9.9/hook', cidr)).toEqual({ ok: true });
+    expect(checkCallbackUrl('https://[fd12::1]/hook', cidr)).toEqual({ ok: true });
+    expect(checkCallbackUrl('https://127.0.0.1/hook', cidr)).toMatchObject({ ok: false });
+    expect(checkCallbackUrl('http://10.9.9.9/hook', cidr)).toMatchObject({ ok: false });
+  });
+
+  it.each(['10.0.0.0/33', '10.0.0.0/8/1', '10.0.0.0/x', 'not a host!'])('throws on the allow-list entry %j', (entry) => {
+    expect(() => createAddressGuard({ phase: 'OP', allowList: [entry] })).toThrow(/allow-list entry/);
+  });
+});
+
+describe('the guarded lookup', () => {
+  it('refuses in OP a name that resolves to loopback', async () => {
+    const refusal = resolve(OP, 'localhost');
+    await expect(refusal).rejects.toBeInstanceOf(AddressRefusedError);
+    await expect(refusal).rejects.toThrow(/localhost resolves to .*\(loopback\), refused in phase OP/);
+    await expect(resolve(OP, 'localhost', false)).rejects.toBeInstanceOf(AddressRefusedError);
+  });
+
+  it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', '169.254.169.254', 'fe80::1'])('refuses the address %s in OP', async (address) => {
+    await expect(resolve(OP, address)).rejects.toBeInstanceOf(AddressRefusedError);
+  });
+
+  it('passes a public address, in both callback forms', async () => {
+    expect(await resolve(OP, '93.184.215.14')).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    expect(await resolve(OP, '93.184.215.14', false)).toEqual([{ address: '93.184.215.14', family: 4 }]);
+  });
+
+  it('passes loopback in OP when the host or its address is allow-listed', async () => {
+    expect((await resolve({ phase: 'OP', allowList: ['LocalHost'] }, 'localhost')).length).toBeGreaterThan(0);
+    const byCidr = await resolve({ phase: 'OP', allowList: ['127.0.0.0/8', '::1'] }, 'localhost');
+    expect(byCidr.map(({ address }) => address)).toContain('127.0.0.1');
+  });
+
+  it('passes loopback in QA and still refuses the metadata address', async () => {
+    expect((await resolve(QA, 'localhost')).length).toBeGreaterThan(0);
+    await expect(resolve(QA, '169.254.169.254')).rejects.toThrow(/link-local \(cloud metadata\)\), refused in phase QA/);
+  });
+});
