@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { formatTimestamp, hashSecret, isDeviceId, isMessageId, newMessageId, secretMatches } from '../src/ids.js';
+
+describe('ids and timestamps', () => {
+  it('a message id is a UUID as 22 URL-safe base64 characters', () => {
+    const id = newMessageId();
+    expect(isMessageId(id)).toBe(true);
+    expect(Buffer.from(id, 'base64url')).toHaveLength(16);
+  });
+
+  it('timestamps are UTC without zone, with microseconds', () => {
+    expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 540) + 0.658)).toBe('2025-01-09T04:24:35.540658');
+    expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 0))).toBe('2025-01-09T04:24:35.000000');
+  });
+
+  it('device ids are 1 to 128 of A-Z a-z 0-9 _ -', () => {
+    expect(isDeviceId('MW2-0B530EFD-1ADF_x')).toBe(true);
+    expect(isDeviceId('a'.repeat(129))).toBe(false);
+    expect(isDeviceId('a b')).toBe(false);
+    expect(isDeviceId('')).toBe(false);
+  });
+
+  it('secrets are compared by hash', () => {
+    expect(secretMatches('s3cret', hashSecret('s3cret'))).toBe(true);
+    expect(secretMatches('s3cre7', hashSecret('s3cret'))).toBe(false);
+  });
+});
