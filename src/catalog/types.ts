@@ -17,7 +17,7 @@ export type Property =
   | { type: 'boolean'; readable: boolean; writable: boolean; unit?: string }
   | { type: 'number'; readable: boolean; writable: boolean; unit?: string }
   | { type: 'string'; readable: boolean; writable: boolean; unit?: string }
-  | { type: 'list'; readable: boolean; writable: boolean; read: string[]; unit?: string }
+  | { type: 'list'; readable: boolean; writable: boolean; read: string[]; write: string[]; unit?: string }
   | { type: 'fixed'; readable: true; writable: false; value: unknown };
 
 /** Keys that address an entry of a multi-location resource or profile. */

@@ -1,0 +1,29 @@
+import type { TypeModels } from './model.js';
+
+/** Realistic readings for the per-unit temperatures the captures leave out. */
+const TEMPERATURES = {
+  'temperatureInUnits[C].currentTemperature': 25,
+  'temperatureInUnits[C].targetTemperature': 24,
+  'temperatureInUnits[F].currentTemperature': 77,
+  'temperatureInUnits[F].targetTemperature': 75,
+};
+
+export const airConditioner: TypeModels = {
+  deviceType: 'DEVICE_AIR_CONDITIONER',
+  models: [
+    {
+      modelName: 'PAC_910604_WW',
+      origin: 'real capture (Home Assistant fixture), model name from its device.json',
+      profile: 'air_conditioner/profile.json',
+      status: 'air_conditioner/status.json',
+      sandbox: { 'operation.airConOperationMode': 'POWER_ON', 'airConJobMode.currentJobMode': 'COOL', ...TEMPERATURES },
+    },
+    {
+      modelName: 'RAC_910604_WW',
+      origin: "LG's documented air-conditioner profile (two-set temperatures, display, sleep timer); model name invented in LG's style",
+      profile: 'air_conditioner/lgdoc_profile.json',
+      status: 'air_conditioner/lgdoc_status.json',
+      sandbox: { 'operation.airConOperationMode': 'POWER_ON', 'airConJobMode.currentJobMode': 'COOL', 'temperature.targetTemperature': 24, ...TEMPERATURES },
+    },
+  ],
+};
