@@ -171,7 +171,10 @@ export interface Store {
 
   createUser(user: User): Promise<boolean>;
   getUser(userNumber: string): Promise<User | undefined>;
-  /** Unregisters the user's devices (with their messages), removes its connections, tokens and subscriptions. */
+  /**
+   * Unregisters the user's devices (with their messages), removes its connections and subscriptions,
+   * and revokes its tokens as `disconnected` (so a later call with one answers 1202, not 1103).
+   */
   deleteUser(userNumber: string, at: number): Promise<boolean>;
 
   /** Stores a token and connects its user to its service (keeping an existing connection as it is). */
@@ -188,16 +191,19 @@ export interface Store {
    */
   disconnect(serviceId: string, userNumber: string, at: number): Promise<boolean>;
 
-  /** Registers a device to its owner, with its first status; records DEVICE_REGISTERED. */
+  /**
+   * Registers a device to its owner, with its first status (version 1); records DEVICE_REGISTERED.
+   * Rejects, writing nothing, when the device id is taken or the owner is unknown.
+   */
   registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device>;
-  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. */
+  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. false when either is unknown or it is already theirs. */
   shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
   /**
    * Unregisters a device from one user: records DEVICE_UNREGISTERED, deletes that user's subscriptions
    * to it, and deletes the device itself when no user is left.
    */
   unregisterDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
-  /** Renames a device; records DEVICE_ALIAS_CHANGED. */
+  /** Renames a device; records DEVICE_ALIAS_CHANGED unless the alias is unchanged. undefined when unknown. */
   renameDevice(deviceId: string, alias: string, at: number): Promise<Device | undefined>;
   getDevice(deviceId: string): Promise<Device | undefined>;
   /** Devices registered to the user (owned or shared), oldest first. */
@@ -207,22 +213,28 @@ export interface Store {
   /**
    * Replaces the device's status with `status` (which already includes `report`), increments its
    * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event
-   * subscription. An empty report changes nothing and returns the current version.
+   * subscription. An empty report changes nothing and returns the current version. Rejects when the
+   * device is unknown.
    */
   applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number>;
-  /** Records DEVICE_PUSH for each service with a push subscription to the device. */
+  /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
   recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
   setOnline(deviceId: string, online: boolean): Promise<boolean>;
+  /** How many devices are connected now (a gauge of /metrics). */
+  countOnlineDevices(): Promise<number>;
 
   listPushSubscriptions(serviceId: string, userNumber: string): Promise<PushSubscription[]>;
-  /** false when it already existed. */
+  /** false when it already existed. Rejects unless the pair is connected and the device is the user's. */
   addPushSubscription(serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean>;
   /** false when there was none. */
   removePushSubscription(serviceId: string, userNumber: string, deviceId: string): Promise<boolean>;
 
   /** Unexpired event subscriptions at `now`. */
   listEventSubscriptions(serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]>;
-  /** Creates or renews; `limit` when the pair already holds `limit` unexpired other subscriptions. */
+  /**
+   * Creates or renews (an expired one too); `limit` when the pair already holds `limit` unexpired other
+   * subscriptions. Rejects unless the pair is connected and the device is the user's.
+   */
   upsertEventSubscription(sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult>;
   /** false when there was no unexpired subscription. */
   removeEventSubscription(serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean>;

@@ -1,0 +1,186 @@
+/** Services, users, access tokens and the connections between users and services. */
+import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
+import type { Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './devices.js';
+import {
+  flag,
+  toConnection,
+  toService,
+  toToken,
+  toUser,
+  type ConnectionRow,
+  type SecretRow,
+  type ServiceRow,
+  type TokenRow,
+  type UserRow,
+} from './rows.js';
+
+const SERVICE_COLUMNS = 'service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at';
+
+export function createService(sql: Sql, service: NewService, at: number): Service {
+  return sql.write(() => {
+    sql.run(
+      `INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
+      service.serviceId,
+      service.name,
+      service.keyHash,
+      JSON.stringify(service.allowedDevices),
+      service.callbackUrl,
+      service.eventCallbackUrl,
+      at,
+    );
+    sql.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES (?, ?, ?)', service.serviceId, service.webhookSecret, at);
+    return mustGetService(sql, service.serviceId);
+  });
+}
+
+export function getService(sql: Sql, serviceId: string): Service | undefined {
+  const row = sql.one<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE service_id = ?`, serviceId);
+  return row && toService(row, secretsOf(sql, serviceId));
+}
+
+function mustGetService(sql: Sql, serviceId: string): Service {
+  const service = getService(sql, serviceId);
+  if (!service) throw new Error(`Service ${serviceId} vanished inside its own transaction`);
+  return service;
+}
+
+/** Newest first. */
+function secretsOf(sql: Sql, serviceId: string): SecretRow[] {
+  return sql.all<SecretRow>(
+    'SELECT secret, created_at, expires_at FROM webhook_secrets WHERE service_id = ? ORDER BY created_at DESC, id DESC',
+    serviceId,
+  );
+}
+
+export function listServices(sql: Sql): Service[] {
+  const rows = sql.all<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM services ORDER BY created_at, service_id`);
+  return rows.map((row) => toService(row, secretsOf(sql, row.service_id)));
+}
+
+export function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Service | undefined {
+  return sql.write(() => {
+    const current = getService(sql, serviceId);
+    if (!current) return undefined;
+    const next = { ...current, ...definedFields(patch) };
+    sql.run(
+      `UPDATE services SET name = ?, allowed_devices = ?, callback_url = ?, event_callback_url = ?, enabled = ?
+       WHERE service_id = ?`,
+      next.name,
+      JSON.stringify(next.allowedDevices),
+      next.callbackUrl,
+      next.eventCallbackUrl,
+      flag(next.enabled),
+      serviceId,
+    );
+    return mustGetService(sql, serviceId);
+  });
+}
+
+/** A patch field present but undefined means "not given", not "set to undefined". */
+function definedFields(patch: ServicePatch): ServicePatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+}
+
+export function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): boolean {
+  return sql.write(() => {
+    if (!sql.one('SELECT 1 FROM services WHERE service_id = ?', serviceId)) return false;
+    // Secrets past their grace period sign nothing any more.
+    sql.run('DELETE FROM webhook_secrets WHERE service_id = ? AND expires_at <= ?', serviceId, at);
+    sql.run('UPDATE webhook_secrets SET expires_at = ? WHERE service_id = ? AND expires_at IS NULL', previousExpiresAt, serviceId);
+    sql.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES (?, ?, ?)', serviceId, secret, at);
+    return true;
+  });
+}
+
+export function createUser(sql: Sql, user: User): boolean {
+  return (
+    sql.run(
+      'INSERT INTO users (user_number, country_code, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      user.userNumber,
+      user.countryCode,
+      user.createdAt,
+    ) === 1
+  );
+}
+
+export function getUser(sql: Sql, userNumber: string): User | undefined {
+  const row = sql.one<UserRow>('SELECT user_number, country_code, created_at FROM users WHERE user_number = ?', userNumber);
+  return row && toUser(row);
+}
+
+/**
+ * Unregisters the user's devices (with their messages), then removes the user: its connections and
+ * their subscriptions cascade; its tokens stay, revoked, so they answer 1202.
+ */
+export function deleteUser(sql: Sql, userNumber: string, at: number): boolean {
+  return sql.write(() => {
+    if (!getUser(sql, userNumber)) return false;
+    for (const deviceId of userDeviceIds(sql, userNumber)) unregisterDevice(sql, deviceId, userNumber, at);
+    revokeTokens(sql, 'user_number = ?', [userNumber], at);
+    return sql.run('DELETE FROM users WHERE user_number = ?', userNumber) === 1;
+  });
+}
+
+export function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): void {
+  sql.write(() => {
+    sql.run(
+      'INSERT INTO access_tokens (token_hash, user_number, service_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?)',
+      token.tokenHash,
+      token.userNumber,
+      token.serviceId,
+      token.expiresAt,
+      at,
+    );
+    sql.run(
+      'INSERT INTO connections (service_id, user_number, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      token.serviceId,
+      token.userNumber,
+      at,
+    );
+  });
+}
+
+export function getToken(sql: Sql, tokenHash: string): AccessToken | undefined {
+  const row = sql.one<TokenRow>(
+    'SELECT token_hash, user_number, service_id, expires_at, revoked_at, revoked_reason FROM access_tokens WHERE token_hash = ?',
+    tokenHash,
+  );
+  return row && toToken(row);
+}
+
+export function getConnection(sql: Sql, serviceId: string, userNumber: string): Connection | undefined {
+  const row = sql.one<ConnectionRow>(
+    'SELECT service_id, user_number, device_list_loaded_at FROM connections WHERE service_id = ? AND user_number = ?',
+    serviceId,
+    userNumber,
+  );
+  return row && toConnection(row);
+}
+
+export function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): void {
+  sql.run(
+    'UPDATE connections SET device_list_loaded_at = ? WHERE service_id = ? AND user_number = ? AND device_list_loaded_at IS NULL',
+    at,
+    serviceId,
+    userNumber,
+  );
+}
+
+/** Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. */
+export function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): boolean {
+  return sql.write(() => {
+    revokeTokens(sql, 'service_id = ? AND user_number = ?', [serviceId, userNumber], at);
+    return sql.run('DELETE FROM connections WHERE service_id = ? AND user_number = ?', serviceId, userNumber) === 1;
+  });
+}
+
+/** Revokes as `disconnected`: the API answers 1202 for such a token, as DESIGN A.4 asks. */
+function revokeTokens(sql: Sql, where: string, params: string[], at: number): void {
+  sql.run(
+    `UPDATE access_tokens SET revoked_at = ?, revoked_reason = 'disconnected' WHERE ${where} AND revoked_at IS NULL`,
+    at,
+    ...params,
+  );
+}

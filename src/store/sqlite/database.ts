@@ -1,0 +1,70 @@
+/**
+ * The connection to one SQLite database: its settings, a cache of prepared statements, and
+ * transactions. Everything else in sqlite/ reaches the driver only through `Sql`.
+ */
+import Database from 'better-sqlite3';
+
+/** A value SQLite can bind. */
+export type Param = string | number | bigint | null;
+
+/** How long a writer waits for another process's write lock before failing. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/** Opens (creating if needed) a database file, or `:memory:`, with the settings the store relies on. */
+export function openSqliteDatabase(filename: string): Database.Database {
+  const db = new Database(filename);
+  try {
+    db.pragma('journal_mode = WAL');
+    // FULL: a commit the store acknowledged survives a power loss, not only a process crash.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Statements prepared once per database on first use, keyed by their text, and write transactions. */
+export class Sql {
+  readonly db: Database.Database;
+  readonly #statements = new Map<string, Database.Statement<Param[]>>();
+  readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(db: Database.Database) {
+    this.db = db;
+    this.#transaction = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /** The first row, or undefined. */
+  one<Row>(sql: string, ...params: Param[]): Row | undefined {
+    return this.#statement(sql).get(...params) as Row | undefined;
+  }
+
+  all<Row>(sql: string, ...params: Param[]): Row[] {
+    return this.#statement(sql).all(...params) as Row[];
+  }
+
+  /** Runs a statement; returns how many rows it changed. */
+  run(sql: string, ...params: Param[]): number {
+    return this.#statement(sql).run(...params).changes;
+  }
+
+  /**
+   * Runs `fn` in one transaction, taking the write lock at once (a deferred one that reads then
+   * writes can fail instead of waiting). Nested calls become savepoints.
+   */
+  write<T>(fn: () => T): T {
+    return this.#transaction.immediate(fn) as T;
+  }
+
+  #statement(sql: string): Database.Statement<Param[]> {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<Param[]>(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

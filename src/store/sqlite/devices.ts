@@ -1,0 +1,224 @@
+/** Devices, their users and status; every change records its messages in the same transaction. */
+import type { DeviceStatus } from '../../catalog/types.js';
+import {
+  isEmptyReport,
+  lifecycleMessages,
+  pushMessages,
+  statusMessages,
+  type DeviceFacts,
+  type EventSubscriber,
+  type LifecycleListener,
+  type LifecyclePushType,
+  type Subscriber,
+} from '../messages.js';
+import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
+import type { Sql } from './database.js';
+import { recordMessages } from './outbox.js';
+import { flag, parseJson, parseStatus, toDevice, type DeviceRow } from './rows.js';
+
+const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
+
+export function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Device {
+  return sql.write(() => {
+    sql.run(
+      `INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      device.deviceId,
+      device.deviceType,
+      device.modelName,
+      device.alias,
+      device.groupId,
+      device.secretHash,
+      flag(device.virtual),
+      flag(device.online),
+      at,
+    );
+    sql.run('INSERT INTO device_states (device_id, status, version) VALUES (?, ?, 1)', device.deviceId, JSON.stringify(device.status));
+    addRegistration(sql, device.deviceId, ownerUserNumber, at);
+    announce(sql, 'DEVICE_REGISTERED', device, ownerUserNumber, at);
+    return mustGetDevice(sql, device.deviceId);
+  });
+}
+
+/** false when the device or the user is unknown, or the device is already registered to the user. */
+export function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
+  return sql.write(() => {
+    const device = deviceRow(sql, deviceId);
+    if (!device || !sql.one('SELECT 1 FROM users WHERE user_number = ?', userNumber)) return false;
+    if (!addRegistration(sql, deviceId, userNumber, at)) return false;
+    announce(sql, 'DEVICE_REGISTERED', factsOf(device), userNumber, at);
+    return true;
+  });
+}
+
+/** false when the device is not registered to the user. */
+export function unregisterDevice(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
+  return sql.write(() => {
+    const device = deviceRow(sql, deviceId);
+    if (!device || !usersOf(sql, deviceId).includes(userNumber)) return false;
+    // Announced with the alias and type it had; then the registration goes and the user's subscriptions cascade.
+    announce(sql, 'DEVICE_UNREGISTERED', factsOf(device), userNumber, at);
+    sql.run('DELETE FROM device_users WHERE device_id = ? AND user_number = ?', deviceId, userNumber);
+    if (usersOf(sql, deviceId).length === 0) sql.run('DELETE FROM devices WHERE device_id = ?', deviceId);
+    return true;
+  });
+}
+
+/** Renaming to the alias it already has changes nothing and tells nobody. */
+export function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Device | undefined {
+  return sql.write(() => {
+    const device = deviceRow(sql, deviceId);
+    if (!device) return undefined;
+    if (device.alias !== alias) {
+      sql.run('UPDATE devices SET alias = ? WHERE device_id = ?', alias, deviceId);
+      const renamed = { ...factsOf(device), alias };
+      for (const userNumber of usersOf(sql, deviceId)) announce(sql, 'DEVICE_ALIAS_CHANGED', renamed, userNumber, at);
+    }
+    return mustGetDevice(sql, deviceId);
+  });
+}
+
+export function getDevice(sql: Sql, deviceId: string): Device | undefined {
+  const row = deviceRow(sql, deviceId);
+  return row && toDevice(row, usersOf(sql, deviceId));
+}
+
+function mustGetDevice(sql: Sql, deviceId: string): Device {
+  const device = getDevice(sql, deviceId);
+  if (!device) throw new Error(`Device ${deviceId} vanished inside its own transaction`);
+  return device;
+}
+
+/** Devices registered to the user, in the order they were registered to it. */
+export function listUserDevices(sql: Sql, userNumber: string): Device[] {
+  const rows = sql.all<DeviceRow>(
+    `SELECT ${DEVICE_COLUMNS} FROM device_users r JOIN devices d ON d.device_id = r.device_id
+     WHERE r.user_number = ? ORDER BY r.id`,
+    userNumber,
+  );
+  // Every user of those devices in one query, in registration order.
+  const registrations = sql.all<{ device_id: string; user_number: string }>(
+    `SELECT device_id, user_number FROM device_users
+     WHERE device_id IN (SELECT device_id FROM device_users WHERE user_number = ?) ORDER BY id`,
+    userNumber,
+  );
+  return rows.map((row) =>
+    toDevice(
+      row,
+      registrations.filter((r) => r.device_id === row.device_id).map((r) => r.user_number),
+    ),
+  );
+}
+
+/** The device ids registered to the user, oldest registration first. */
+export function userDeviceIds(sql: Sql, userNumber: string): string[] {
+  return sql.all<{ device_id: string }>('SELECT device_id FROM device_users WHERE user_number = ? ORDER BY id', userNumber).map((r) => r.device_id);
+}
+
+export function getDeviceState(sql: Sql, deviceId: string): DeviceState | undefined {
+  const row = sql.one<{ status: string; version: number; online: number }>(
+    'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = ?',
+    deviceId,
+  );
+  return row && { deviceId, status: parseStatus(row.status), version: row.version, online: row.online === 1 };
+}
+
+/** The new version; throws for an unknown device. */
+export function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): number {
+  return sql.write(() => {
+    const device = deviceRow(sql, deviceId);
+    if (!device) throw new Error(`Device ${deviceId} is not registered; its report is not stored`);
+    if (isEmptyReport(report)) return mustGetState(sql, deviceId).version;
+    sql.run('UPDATE device_states SET status = ?, version = version + 1 WHERE device_id = ?', JSON.stringify(status), deviceId);
+    recordMessages(sql, statusMessages(devicePlace(device), report, eventSubscribers(sql, deviceId), at), at);
+    return mustGetState(sql, deviceId).version;
+  });
+}
+
+function mustGetState(sql: Sql, deviceId: string): DeviceState {
+  const state = getDeviceState(sql, deviceId);
+  if (!state) throw new Error(`Device ${deviceId} has no status`);
+  return state;
+}
+
+/** An unknown device has no subscribers, so nothing is recorded for it. */
+export function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): void {
+  sql.write(() => {
+    const device = deviceRow(sql, deviceId);
+    if (device) recordMessages(sql, pushMessages(devicePlace(device), pushCode, pushSubscribers(sql, deviceId)), at);
+  });
+}
+
+export function setOnline(sql: Sql, deviceId: string, online: boolean): boolean {
+  return sql.run('UPDATE devices SET online = ? WHERE device_id = ?', flag(online), deviceId) === 1;
+}
+
+export function countOnlineDevices(sql: Sql): number {
+  return sql.one<{ n: number }>('SELECT count(*) AS n FROM devices WHERE online = 1')?.n ?? 0;
+}
+
+function deviceRow(sql: Sql, deviceId: string): DeviceRow | undefined {
+  return sql.one<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices d WHERE d.device_id = ?`, deviceId);
+}
+
+/** The owner first, then the users it was shared with. */
+function usersOf(sql: Sql, deviceId: string): string[] {
+  return sql.all<{ user_number: string }>('SELECT user_number FROM device_users WHERE device_id = ? ORDER BY id', deviceId).map((r) => r.user_number);
+}
+
+/** false when the device is already registered to the user. */
+function addRegistration(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
+  return (
+    sql.run(
+      'INSERT INTO device_users (device_id, user_number, registered_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      deviceId,
+      userNumber,
+      at,
+    ) === 1
+  );
+}
+
+/** Records a lifecycle message of the device for the user to each service listening to that user. */
+function announce(sql: Sql, pushType: LifecyclePushType, device: DeviceFacts, userNumber: string, at: number): void {
+  recordMessages(sql, lifecycleMessages(pushType, device, userNumber, listenersOf(sql, userNumber)), at);
+}
+
+function factsOf(device: DeviceRow): DeviceFacts {
+  return { ...devicePlace(device), modelName: device.model_name, alias: device.alias };
+}
+
+function devicePlace(device: DeviceRow): { deviceId: string; deviceType: DeviceType } {
+  return { deviceId: device.device_id, deviceType: device.device_type };
+}
+
+function listenersOf(sql: Sql, userNumber: string): LifecycleListener[] {
+  const rows = sql.all<{ service_id: string; allowed_devices: string; device_list_loaded_at: number | null }>(
+    `SELECT c.service_id, s.allowed_devices, c.device_list_loaded_at
+     FROM connections c JOIN services s ON s.service_id = c.service_id
+     WHERE c.user_number = ? ORDER BY c.created_at, c.service_id`,
+    userNumber,
+  );
+  return rows.map((r) => ({
+    serviceId: r.service_id,
+    allowedDevices: parseJson<DeviceType[]>(r.allowed_devices),
+    deviceListLoadedAt: r.device_list_loaded_at,
+  }));
+}
+
+function pushSubscribers(sql: Sql, deviceId: string): Subscriber[] {
+  return sql
+    .all<{ service_id: string; user_number: string; created_at: number }>(
+      'SELECT service_id, user_number, created_at FROM push_subscriptions WHERE device_id = ? ORDER BY id',
+      deviceId,
+    )
+    .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at }));
+}
+
+function eventSubscribers(sql: Sql, deviceId: string): EventSubscriber[] {
+  return sql
+    .all<{ service_id: string; user_number: string; created_at: number; expires_at: number }>(
+      'SELECT service_id, user_number, created_at, expires_at FROM event_subscriptions WHERE device_id = ? ORDER BY id',
+      deviceId,
+    )
+    .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at, expiresAt: r.expires_at }));
+}

@@ -1,0 +1,199 @@
+/**
+ * The Store on SQLite (better-sqlite3) for one node. The driver is synchronous, so each method does
+ * its work at once and returns a settled promise; every multi-step change is one transaction.
+ */
+import type Database from 'better-sqlite3';
+import type { DeviceStatus } from '../../catalog/types.js';
+import type {
+  AccessToken,
+  Connection,
+  DeliveryAttempt,
+  Device,
+  DeviceState,
+  EventSubscribeResult,
+  EventSubscription,
+  MessageFilter,
+  NewDevice,
+  NewService,
+  OutboxMessage,
+  PushSubscription,
+  Service,
+  ServicePatch,
+  Store,
+  User,
+} from '../store.js';
+import * as accounts from './accounts.js';
+import { openSqliteDatabase, Sql } from './database.js';
+import * as devices from './devices.js';
+import { loadMigrations, migrate } from './migrate.js';
+import * as outbox from './outbox.js';
+import * as subscriptions from './subscriptions.js';
+
+export class SqliteStore implements Store {
+  readonly #sql: Sql;
+
+  constructor(db: Database.Database) {
+    this.#sql = new Sql(db);
+  }
+
+  /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
+  static open(filename: string): SqliteStore {
+    return new SqliteStore(openSqliteDatabase(filename));
+  }
+
+  async migrate(): Promise<void> {
+    migrate(this.#sql, loadMigrations(), Date.now());
+  }
+
+  async ping(): Promise<void> {
+    this.#sql.one('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    this.#sql.db.close();
+  }
+
+  async createService(service: NewService, at: number): Promise<Service> {
+    return accounts.createService(this.#sql, service, at);
+  }
+
+  async getService(serviceId: string): Promise<Service | undefined> {
+    return accounts.getService(this.#sql, serviceId);
+  }
+
+  async listServices(): Promise<Service[]> {
+    return accounts.listServices(this.#sql);
+  }
+
+  async updateService(serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
+    return accounts.updateService(this.#sql, serviceId, patch);
+  }
+
+  async rotateWebhookSecret(serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean> {
+    return accounts.rotateWebhookSecret(this.#sql, serviceId, secret, at, previousExpiresAt);
+  }
+
+  async createUser(user: User): Promise<boolean> {
+    return accounts.createUser(this.#sql, user);
+  }
+
+  async getUser(userNumber: string): Promise<User | undefined> {
+    return accounts.getUser(this.#sql, userNumber);
+  }
+
+  async deleteUser(userNumber: string, at: number): Promise<boolean> {
+    return accounts.deleteUser(this.#sql, userNumber, at);
+  }
+
+  async createToken(token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void> {
+    accounts.createToken(this.#sql, token, at);
+  }
+
+  async getToken(tokenHash: string): Promise<AccessToken | undefined> {
+    return accounts.getToken(this.#sql, tokenHash);
+  }
+
+  async getConnection(serviceId: string, userNumber: string): Promise<Connection | undefined> {
+    return accounts.getConnection(this.#sql, serviceId, userNumber);
+  }
+
+  async markDeviceListLoaded(serviceId: string, userNumber: string, at: number): Promise<void> {
+    accounts.markDeviceListLoaded(this.#sql, serviceId, userNumber, at);
+  }
+
+  async disconnect(serviceId: string, userNumber: string, at: number): Promise<boolean> {
+    return accounts.disconnect(this.#sql, serviceId, userNumber, at);
+  }
+
+  async registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
+    return devices.registerDevice(this.#sql, device, ownerUserNumber, at);
+  }
+
+  async shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean> {
+    return devices.shareDevice(this.#sql, deviceId, userNumber, at);
+  }
+
+  async unregisterDevice(deviceId: string, userNumber: string, at: number): Promise<boolean> {
+    return devices.unregisterDevice(this.#sql, deviceId, userNumber, at);
+  }
+
+  async renameDevice(deviceId: string, alias: string, at: number): Promise<Device | undefined> {
+    return devices.renameDevice(this.#sql, deviceId, alias, at);
+  }
+
+  async getDevice(deviceId: string): Promise<Device | undefined> {
+    return devices.getDevice(this.#sql, deviceId);
+  }
+
+  async listUserDevices(userNumber: string): Promise<Device[]> {
+    return devices.listUserDevices(this.#sql, userNumber);
+  }
+
+  async getDeviceState(deviceId: string): Promise<DeviceState | undefined> {
+    return devices.getDeviceState(this.#sql, deviceId);
+  }
+
+  async applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
+    return devices.applyReport(this.#sql, deviceId, status, report, at);
+  }
+
+  async recordPush(deviceId: string, pushCode: string, at: number): Promise<void> {
+    devices.recordPush(this.#sql, deviceId, pushCode, at);
+  }
+
+  async setOnline(deviceId: string, online: boolean): Promise<boolean> {
+    return devices.setOnline(this.#sql, deviceId, online);
+  }
+
+  async countOnlineDevices(): Promise<number> {
+    return devices.countOnlineDevices(this.#sql);
+  }
+
+  async listPushSubscriptions(serviceId: string, userNumber: string): Promise<PushSubscription[]> {
+    return subscriptions.listPushSubscriptions(this.#sql, serviceId, userNumber);
+  }
+
+  async addPushSubscription(serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean> {
+    return subscriptions.addPushSubscription(this.#sql, serviceId, userNumber, deviceId, at);
+  }
+
+  async removePushSubscription(serviceId: string, userNumber: string, deviceId: string): Promise<boolean> {
+    return subscriptions.removePushSubscription(this.#sql, serviceId, userNumber, deviceId);
+  }
+
+  async listEventSubscriptions(serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
+    return subscriptions.listEventSubscriptions(this.#sql, serviceId, userNumber, now);
+  }
+
+  async upsertEventSubscription(sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
+    return subscriptions.upsertEventSubscription(this.#sql, sub, now, limit);
+  }
+
+  async removeEventSubscription(serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean> {
+    return subscriptions.removeEventSubscription(this.#sql, serviceId, userNumber, deviceId, now);
+  }
+
+  async reportableDeviceIds(serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
+    return subscriptions.reportableDeviceIds(this.#sql, serviceId, userNumber, deviceIds, now);
+  }
+
+  async listMessages(serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
+    return outbox.listMessages(this.#sql, serviceId, filter);
+  }
+
+  async getMessage(messageId: string): Promise<OutboxMessage | undefined> {
+    return outbox.getMessage(this.#sql, messageId);
+  }
+
+  async listAttempts(messageIds: string[]): Promise<DeliveryAttempt[]> {
+    return outbox.listAttempts(this.#sql, messageIds);
+  }
+
+  async resendMessage(messageId: string, now: number): Promise<boolean> {
+    return outbox.resendMessage(this.#sql, messageId, now);
+  }
+
+  async recoverFailed(serviceId: string, since: number, now: number): Promise<number> {
+    return outbox.recoverFailed(this.#sql, serviceId, since, now);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Push and event subscriptions of a (service, user) pair to a device. The schema ties each one to
+ * the pair's connection and the user's registration of the device: adding one without both throws.
+ */
+import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
+import type { Sql } from './database.js';
+
+interface SubscriptionRow {
+  service_id: string;
+  user_number: string;
+  device_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Oldest first. */
+export function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): PushSubscription[] {
+  return sql
+    .all<SubscriptionRow>(
+      'SELECT service_id, user_number, device_id, created_at FROM push_subscriptions WHERE service_id = ? AND user_number = ? ORDER BY id',
+      serviceId,
+      userNumber,
+    )
+    .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, deviceId: r.device_id, createdAt: r.created_at }));
+}
+
+export function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): boolean {
+  return (
+    sql.run(
+      'INSERT INTO push_subscriptions (service_id, user_number, device_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      serviceId,
+      userNumber,
+      deviceId,
+      at,
+    ) === 1
+  );
+}
+
+export function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): boolean {
+  return sql.run('DELETE FROM push_subscriptions WHERE service_id = ? AND user_number = ? AND device_id = ?', serviceId, userNumber, deviceId) === 1;
+}
+
+/** Unexpired at `now`, oldest first. */
+export function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): EventSubscription[] {
+  return sql
+    .all<SubscriptionRow>(
+      `SELECT service_id, user_number, device_id, expires_at FROM event_subscriptions
+       WHERE service_id = ? AND user_number = ? AND expires_at > ? ORDER BY id`,
+      serviceId,
+      userNumber,
+      now,
+    )
+    .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, deviceId: r.device_id, expiresAt: r.expires_at }));
+}
+
+/** Renews an existing subscription (even an expired one); else creates one unless the pair is at its limit. */
+export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): EventSubscribeResult {
+  return sql.write(() => {
+    const renewed = sql.run(
+      'UPDATE event_subscriptions SET expires_at = ? WHERE service_id = ? AND user_number = ? AND device_id = ?',
+      sub.expiresAt,
+      sub.serviceId,
+      sub.userNumber,
+      sub.deviceId,
+    );
+    if (renewed === 1) return 'renewed';
+    const held = sql.one<{ n: number }>(
+      'SELECT count(*) AS n FROM event_subscriptions WHERE service_id = ? AND user_number = ? AND expires_at > ?',
+      sub.serviceId,
+      sub.userNumber,
+      now,
+    );
+    if ((held?.n ?? 0) >= limit) return 'limit';
+    sql.run(
+      'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+      sub.serviceId,
+      sub.userNumber,
+      sub.deviceId,
+      now,
+      sub.expiresAt,
+    );
+    return 'created';
+  });
+}
+
+/** Deletes the subscription whatever its state; true only when it was still unexpired. */
+export function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): boolean {
+  const removed = sql.one<{ expires_at: number }>(
+    'DELETE FROM event_subscriptions WHERE service_id = ? AND user_number = ? AND device_id = ? RETURNING expires_at',
+    serviceId,
+    userNumber,
+    deviceId,
+  );
+  return removed !== undefined && removed.expires_at > now;
+}
+
+export function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Set<string> {
+  const wanted = new Set(deviceIds);
+  const held = listEventSubscriptions(sql, serviceId, userNumber, now).map((s) => s.deviceId);
+  return new Set(held.filter((id) => wanted.has(id)));
+}

@@ -1,0 +1,146 @@
+/** Contract: devices, their users, status and connection. */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/store/store.js';
+import { addDevice, addService, addUser, connect, DRYER, freshStore, newDevice, pushTypes, T0, WASHER } from './world.js';
+
+export function devicesContract(open: () => Promise<Store>): void {
+  const store = freshStore(open);
+
+  describe('registration', () => {
+    it('registers a device to its owner with its first status at version 1', async () => {
+      await addUser(store(), 'U1');
+      const status = [{ location: { locationName: 'MAIN' }, runState: { currentState: 'POWER_OFF' } }];
+      const device = await store().registerDevice({ ...newDevice('D1', WASHER, 'Washer'), groupId: 'G1', virtual: false, online: false, status }, 'U1', T0);
+      const expected = {
+        deviceId: 'D1',
+        deviceType: WASHER,
+        modelName: `MODEL-${WASHER}`,
+        alias: 'Washer',
+        groupId: 'G1',
+        secretHash: 'secret-of-D1',
+        virtual: false,
+        online: false,
+        userNumbers: ['U1'],
+        createdAt: T0,
+      };
+      expect(device).toEqual(expected);
+      expect(await store().getDevice('D1')).toEqual(expected);
+      expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status, version: 1, online: false });
+      expect(await store().getDevice('D2')).toBeUndefined();
+      expect(await store().getDeviceState('D2')).toBeUndefined();
+    });
+
+    it('rejects a taken device id and writes nothing', async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await connect(store(), 'S1', 'U2');
+      await addDevice(store(), 'D1', 'U1');
+      await expect(store().registerDevice(newDevice('D1', DRYER, 'Other'), 'U2', T0 + 1)).rejects.toThrow();
+      expect(await store().getDevice('D1')).toMatchObject({ deviceType: WASHER, userNumbers: ['U1'] });
+      expect(await store().listUserDevices('U2')).toEqual([]);
+      expect(await pushTypes(store(), 'S1')).toEqual([]);
+    });
+
+    it('rejects an unknown owner and writes nothing', async () => {
+      await expect(addDevice(store(), 'D1', 'ghost')).rejects.toThrow();
+      expect(await store().getDevice('D1')).toBeUndefined();
+      expect(await store().getDeviceState('D1')).toBeUndefined();
+    });
+
+    it('shares a device with more users: the owner stays first', async () => {
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await addUser(store(), 'U3');
+      await addDevice(store(), 'D1', 'U1');
+      expect(await store().shareDevice('D1', 'U3', T0 + 1)).toBe(true);
+      expect(await store().shareDevice('D1', 'U2', T0 + 2)).toBe(true);
+      expect((await store().getDevice('D1'))?.userNumbers).toEqual(['U1', 'U3', 'U2']);
+      expect(await store().shareDevice('D1', 'U2', T0 + 3)).toBe(false);
+      expect(await store().shareDevice('D1', 'ghost', T0 + 3)).toBe(false);
+      expect(await store().shareDevice('nope', 'U2', T0 + 3)).toBe(false);
+    });
+
+    it("lists a user's devices, owned and shared, in the order they were registered to the user", async () => {
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await addDevice(store(), 'D1', 'U1');
+      await addDevice(store(), 'D2', 'U2', DRYER);
+      await addDevice(store(), 'D3', 'U1');
+      await store().shareDevice('D2', 'U1', T0 + 1);
+      const devices = await store().listUserDevices('U1');
+      expect(devices.map((d) => [d.deviceId, d.userNumbers])).toEqual([
+        ['D1', ['U1']],
+        ['D3', ['U1']],
+        ['D2', ['U2', 'U1']],
+      ]);
+      expect(devices[2]).toMatchObject({ deviceType: DRYER, alias: 'My D2' });
+      expect(await store().listUserDevices('nobody')).toEqual([]);
+    });
+
+    it('unregisters from one user, and deletes the device with its status when no user is left', async () => {
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await addDevice(store(), 'D1', 'U1');
+      await store().shareDevice('D1', 'U2', T0);
+      expect(await store().unregisterDevice('D1', 'U1', T0 + 1)).toBe(true);
+      expect((await store().getDevice('D1'))?.userNumbers).toEqual(['U2']);
+      expect(await store().unregisterDevice('D1', 'U1', T0 + 2)).toBe(false);
+      expect(await store().unregisterDevice('D1', 'U2', T0 + 3)).toBe(true);
+      expect(await store().getDevice('D1')).toBeUndefined();
+      expect(await store().getDeviceState('D1')).toBeUndefined();
+      expect(await store().unregisterDevice('D1', 'U2', T0 + 4)).toBe(false);
+      // The id is free again.
+      await addDevice(store(), 'D1', 'U1', DRYER);
+      expect(await store().getDeviceState('D1')).toMatchObject({ version: 1 });
+    });
+
+    it('renames a device', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      expect(await store().renameDevice('D1', 'Laundry', T0 + 1)).toMatchObject({ deviceId: 'D1', alias: 'Laundry' });
+      expect((await store().getDevice('D1'))?.alias).toBe('Laundry');
+      expect(await store().renameDevice('nope', 'x', T0)).toBeUndefined();
+    });
+  });
+
+  describe('status and connection', () => {
+    it('replaces the status and increments the version on each report', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      const running = { runState: { currentState: 'RUNNING' }, timer: { remainHour: 1 } };
+      expect(await store().applyReport('D1', running, { runState: { currentState: 'RUNNING' } }, T0 + 1)).toBe(2);
+      expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: running, version: 2, online: true });
+      const listed = [{ locationName: 'FRIDGE', targetTemperature: 3 }];
+      expect(await store().applyReport('D1', listed, listed, T0 + 2)).toBe(3);
+      expect((await store().getDeviceState('D1'))?.status).toEqual(listed);
+    });
+
+    it('changes nothing for an empty report', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      const before = await store().getDeviceState('D1');
+      expect(await store().applyReport('D1', { other: true }, {}, T0 + 1)).toBe(1);
+      expect(await store().applyReport('D1', [{ other: true }], [], T0 + 2)).toBe(1);
+      expect(await store().getDeviceState('D1')).toEqual(before);
+    });
+
+    it('rejects a report for an unknown device', async () => {
+      await expect(store().applyReport('nope', { a: 1 }, { a: 1 }, T0)).rejects.toThrow(/nope/);
+    });
+
+    it('tracks whether a device is connected, and counts the connected ones', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      await store().registerDevice({ ...newDevice('D2'), online: false }, 'U1', T0);
+      expect(await store().countOnlineDevices()).toBe(1);
+      expect(await store().setOnline('D1', false)).toBe(true);
+      expect(await store().setOnline('D2', true)).toBe(true);
+      expect(await store().setOnline('D2', true)).toBe(true);
+      expect(await store().getDeviceState('D1')).toMatchObject({ online: false, version: 1 });
+      expect((await store().getDevice('D2'))?.online).toBe(true);
+      expect(await store().countOnlineDevices()).toBe(1);
+      expect(await store().setOnline('nope', true)).toBe(false);
+    });
+  });
+}

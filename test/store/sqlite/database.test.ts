@@ -1,0 +1,104 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteDatabase, Sql } from '../../../src/store/sqlite/database.js';
+import { loadMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-db-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A directory holding these migration files, as a URL (with the trailing slash resolution needs). */
+function migrationsDir(name: string, files: Record<string, string>): URL {
+  const path = join(dir, name);
+  mkdirSync(path, { recursive: true });
+  for (const [file, sql] of Object.entries(files)) writeFileSync(join(path, file), sql);
+  return pathToFileURL(`${path}/`);
+}
+
+describe('openSqliteDatabase', () => {
+  it('sets WAL, synchronous FULL, foreign keys and a busy timeout', () => {
+    const db = openSqliteDatabase(join(dir, 'pragmas.db'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    db.close();
+  });
+});
+
+describe('Sql', () => {
+  it('prepares each statement once and rolls a failed transaction back whole', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    expect(() =>
+      sql.write(() => {
+        sql.run('INSERT INTO t (x) VALUES (?)', 1);
+        sql.run('INSERT INTO t (x) VALUES (?)', 1);
+      }),
+    ).toThrow(/UNIQUE/);
+    expect(sql.all('SELECT x FROM t')).toEqual([]);
+    sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 2));
+    expect(sql.one<{ x: number }>('SELECT x FROM t WHERE x = ?', 2)).toEqual({ x: 2 });
+    expect(sql.one('SELECT x FROM t WHERE x = ?', 3)).toBeUndefined();
+    sql.db.close();
+  });
+});
+
+describe('migrations', () => {
+  it('ship as numbered files, in order, starting with 001_init.sql', () => {
+    const shipped = loadMigrations();
+    expect(shipped[0]).toMatchObject({ version: 1, name: '001_init.sql' });
+    expect(shipped.map((m) => m.version)).toEqual([...shipped.map((m) => m.version)].sort((a, b) => a - b));
+  });
+
+  it('apply in version order, each once, recorded in schema_migrations', () => {
+    const url = migrationsDir('ordered', {
+      '010_second.sql': 'ALTER TABLE a ADD COLUMN y TEXT;',
+      '002_first.sql': 'CREATE TABLE a (x INTEGER);',
+      'README.md': 'not a migration',
+    });
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    expect(migrate(sql, loadMigrations(url), 1000)).toEqual([2, 10]);
+    expect(migrate(sql, loadMigrations(url), 2000)).toEqual([]);
+    expect(sql.all('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')).toEqual([
+      { version: 2, name: '002_first.sql', applied_at: 1000 },
+      { version: 10, name: '010_second.sql', applied_at: 1000 },
+    ]);
+    sql.run('INSERT INTO a (x, y) VALUES (?, ?)', 1, 'both columns exist');
+    sql.db.close();
+  });
+
+  it('apply a failing migration not at all, and record nothing for it', () => {
+    const url = migrationsDir('failing', {
+      '001_ok.sql': 'CREATE TABLE ok (x INTEGER);',
+      '002_bad.sql': 'CREATE TABLE half (x INTEGER); THIS IS NOT SQL;',
+    });
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    expect(() => migrate(sql, loadMigrations(url), 1000)).toThrow();
+    expect(sql.all("SELECT name FROM sqlite_master WHERE name IN ('ok', 'half')")).toEqual([]);
+    expect(sql.all('SELECT version FROM schema_migrations')).toEqual([]);
+    sql.db.close();
+  });
+
+  it('refuse two files with one version', () => {
+    const url = migrationsDir('duplicate', { '003_a.sql': 'SELECT 1;', '003_b.sql': 'SELECT 2;' });
+    expect(() => loadMigrations(url)).toThrow(/share version 3/);
+  });
+
+  it('are idempotent on a store file opened again', async () => {
+    const file = join(dir, 'twice.db');
+    const first = SqliteStore.open(file);
+    await first.migrate();
+    await first.migrate();
+    await first.close();
+    const second = SqliteStore.open(file);
+    await second.migrate();
+    await second.close();
+    const db = openSqliteDatabase(file);
+    expect(db.prepare('SELECT version FROM schema_migrations').all()).toEqual(loadMigrations().map((m) => ({ version: m.version })));
+    db.close();
+  });
+});
