@@ -1,0 +1,130 @@
+/**
+ * The checks of DESIGN A.2 and A.5 that every partner request passes, in the order DESIGN fixes:
+ * headers → service → token → user-service connection → device. (Body and device state follow in
+ * the routes.) Each throws the ApiError of the first thing wrong.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Config } from '../config.js';
+import { fail } from '../errors.js';
+import { hashSecret, isDeviceId, isMessageId, secretMatches } from '../ids.js';
+import { isCountryCode, regionOf } from '../regions.js';
+import type { Connection, Device, Service, Store } from '../store/store.js';
+
+export interface PartnerHeaders {
+  token: string;
+  countryCode: string;
+  messageId: string;
+  serviceId: string;
+  serviceKey: string;
+  /** x-conditional-control, only meaningful on control. */
+  conditional: boolean;
+}
+
+/** A header's single value; a repeated header counts as malformed. */
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) throw fail('1216', `Header ${name} must be given once.`);
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** Quotes an offending value for a message without echoing a whole oversized header. */
+export function quote(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+}
+
+export function hasBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+}
+
+/** `content-type: application/json` on a request with a body, else 1000. */
+export function checkContentType(headers: IncomingHttpHeaders): void {
+  if (!hasBody(headers)) return;
+  const type = headers['content-type'];
+  const mediaType = typeof type === 'string' ? type.split(';')[0]!.trim().toLowerCase() : '';
+  if (mediaType !== 'application/json') {
+    throw fail('1000', `A request with a body must have content-type application/json; got ${type === undefined ? 'none' : quote(String(type))}.`);
+  }
+}
+
+/** The mandatory headers of DESIGN A.2, in the table's order. */
+export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 'region'>, isControl: boolean): PartnerHeaders {
+  const authorization = single(headers, 'authorization');
+  if (authorization === undefined) throw fail('1101', 'Header Authorization is missing.');
+  const token = authorization.replace(/^Bearer\s+/i, '').trim();
+  if (token === '' || /^Bearer$/i.test(token)) throw fail('1101', 'Header Authorization holds no access token.');
+
+  const countryCode = single(headers, 'x-country-code');
+  if (countryCode === undefined) throw fail('1101', 'Header x-country-code is missing.');
+  if (!isCountryCode(countryCode)) {
+    throw fail('1216', `Header x-country-code must be an ISO 3166-1 alpha-2 country code in upper case; got ${quote(countryCode)}.`);
+  }
+  if (regionOf(countryCode) !== config.region) {
+    throw fail('1307', `Country ${countryCode} is not served by this deployment (region ${config.region}).`);
+  }
+
+  const messageId = single(headers, 'x-message-id');
+  if (messageId === undefined) throw fail('1101', 'Header x-message-id is missing.');
+  if (!isMessageId(messageId)) {
+    throw fail('1104', `Header x-message-id must be 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded); got ${quote(messageId)}.`);
+  }
+
+  const serviceId = single(headers, 'x-service-id');
+  if (serviceId === undefined) throw fail('1101', 'Header x-service-id is missing.');
+  const serviceKey = single(headers, 'x-service-key');
+  if (serviceKey === undefined) throw fail('1101', 'Header x-service-key is missing.');
+
+  checkContentType(headers);
+
+  let conditional = false;
+  const conditionalHeader = single(headers, 'x-conditional-control');
+  if (conditionalHeader !== undefined && isControl) {
+    if (conditionalHeader !== 'true' && conditionalHeader !== 'false') {
+      throw fail('1216', `Header x-conditional-control must be true or false; got ${quote(conditionalHeader)}.`);
+    }
+    conditional = conditionalHeader === 'true';
+  }
+  return { token, countryCode, messageId, serviceId, serviceKey, conditional };
+}
+
+const SERVICE_REFUSED = 'The service id is unknown or the service key is wrong.';
+
+/** The calling service; the same answer for an unknown id and a wrong key. */
+export async function checkService(store: Store, serviceId: string, serviceKey: string): Promise<Service> {
+  const service = await store.getService(serviceId);
+  if (!service || !secretMatches(serviceKey, service.keyHash)) throw fail('1301', SERVICE_REFUSED);
+  if (!service.enabled) throw fail('1301', `Service ${serviceId} is disabled.`);
+  return service;
+}
+
+/** The token's user, connected to the calling service. */
+export async function checkTokenAndConnection(store: Store, service: Service, token: string, now: number): Promise<Connection> {
+  const stored = await store.getToken(hashSecret(token));
+  if (!stored || stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
+  if (stored.revokedReason === 'disconnected') {
+    throw fail('1202', 'The user is no longer connected to this service.');
+  }
+  if (stored.revokedAt !== null) throw fail('1103', 'The access token was revoked.');
+  if (stored.expiresAt <= now) throw fail('1103', 'The access token has expired.');
+  const connection = await store.getConnection(service.serviceId, stored.userNumber);
+  if (!connection) throw fail('1202', 'The user is not connected to this service.');
+  return connection;
+}
+
+/** A device the connected user may operate on through this service. */
+export async function checkDevice(store: Store, service: Service, connection: Connection, deviceId: string): Promise<Device> {
+  if (!isDeviceId(deviceId)) {
+    throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
+  }
+  if (connection.deviceListLoadedAt === null) {
+    throw fail('1210', 'Call GET /devices for this user before operating on a device.');
+  }
+  const device = await store.getDevice(deviceId);
+  if (!device || !device.userNumbers.includes(connection.userNumber)) {
+    throw fail('1205', `Device ${deviceId} is not registered to this user.`);
+  }
+  if (!service.allowedDevices.includes(device.deviceType)) {
+    throw fail('1221', `Device type ${device.deviceType} is not allowed for this service.`);
+  }
+  return device;
+}

@@ -1,0 +1,94 @@
+/** GET /devices, GET /devices/profile/{id}, GET /devices/{id}, POST /devices/{id} (DESIGN A.5, A.7). */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { fail } from '../../errors.js';
+import { Envelope, errorResponses, success } from '../envelope.js';
+import { partnerOf } from '../plugins/partner.js';
+import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, Profile, Status } from '../schemas/partner.js';
+
+export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { store, clock, devices } = ctx;
+
+  app.get('/devices', {
+    config: { partner: {} },
+    schema: {
+      summary: "List the user's devices",
+      description: "Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.",
+      tags: ['devices'],
+      headers: PartnerHeaders,
+      response: { 200: Envelope(Type.Array(DeviceListItem)), ...errorResponses(COMMON_CODES) },
+    },
+  }, async (request) => {
+    const { service, connection, headers } = partnerOf(request);
+    const now = clock.now();
+    const owned = await store.listUserDevices(connection.userNumber);
+    const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
+    const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
+    await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    const list = visible.map((device) => ({
+      deviceId: device.deviceId,
+      deviceInfo: {
+        deviceType: device.deviceType,
+        modelName: device.modelName,
+        alias: device.alias,
+        reportable: reportable.has(device.deviceId),
+        ...(device.groupId !== null ? { groupId: device.groupId } : {}),
+      },
+    }));
+    return success(headers.messageId, list, clock);
+  });
+
+  app.get('/devices/profile/:deviceId', {
+    config: { partner: { device: true } },
+    schema: {
+      summary: "Read a device's profile",
+      tags: ['devices'],
+      headers: PartnerHeaders,
+      params: DeviceIdParams,
+      response: { 200: Envelope(Profile), ...errorResponses(DEVICE_CODES) },
+    },
+  }, async (request) => {
+    const { device, headers } = partnerOf(request);
+    return success(headers.messageId, devices.modelOf(device!).profile, clock);
+  });
+
+  app.get('/devices/:deviceId', {
+    config: { partner: { device: true } },
+    schema: {
+      summary: "Read a device's current status",
+      description: 'Header `ETag: "<version>"` carries the status version, which increments on every change.',
+      tags: ['devices'],
+      headers: PartnerHeaders,
+      params: DeviceIdParams,
+      response: { 200: Envelope(Status), ...errorResponses([...DEVICE_CODES, '1222']) },
+    },
+  }, async (request, reply) => {
+    const { device, headers } = partnerOf(request);
+    const state = await devices.readableState(device!.deviceId);
+    reply.header('etag', `"${state.version}"`);
+    return success(headers.messageId, state.status, clock);
+  });
+
+  app.post('/devices/:deviceId', {
+    config: { partner: { device: true, control: true } },
+    schema: {
+      summary: 'Control a device',
+      description: 'Validates the command against the profile, checks conditions with `x-conditional-control: true`, sends it to the device and answers with the full status after it.',
+      tags: ['devices'],
+      headers: ControlHeaders,
+      params: DeviceIdParams,
+      body: ControlCommand,
+      response: {
+        200: Envelope(Status),
+        ...errorResponses([...DEVICE_CODES, '1102', '1222', '2201', '2207', '2208', '2209', '2301', '2302', '2303', '2304', '2305']),
+      },
+    },
+  }, async (request, reply) => {
+    const { device, headers } = partnerOf(request);
+    if (request.body === undefined) throw fail('1101', 'The control command is missing.');
+    const state = await devices.control(device!, request.body, headers.conditional);
+    reply.header('etag', `"${state.version}"`);
+    return success(headers.messageId, state.status, clock);
+  });
+}

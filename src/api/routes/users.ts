@@ -1,0 +1,39 @@
+/** GET /users and DELETE /user/service (DESIGN A.5). */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { Envelope, errorResponses, success } from '../envelope.js';
+import { partnerOf } from '../plugins/partner.js';
+import { COMMON_CODES, Empty, PartnerHeaders } from '../schemas/partner.js';
+
+export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { store, clock } = ctx;
+
+  app.get('/users', {
+    config: { partner: {} },
+    schema: {
+      summary: "The token's user",
+      tags: ['users'],
+      headers: PartnerHeaders,
+      response: { 200: Envelope(Type.Object({ userNumber: Type.String() })), ...errorResponses(COMMON_CODES) },
+    },
+  }, async (request) => {
+    const { connection, headers } = partnerOf(request);
+    return success(headers.messageId, { userNumber: connection.userNumber }, clock);
+  });
+
+  app.delete('/user/service', {
+    config: { partner: {} },
+    schema: {
+      summary: 'Disconnect the user from the calling service',
+      description: "Deletes the pair's push and event subscriptions, its loaded device list and lifecycle subscription, and revokes its tokens (later calls with them answer 1202). Other services of the user are untouched; messages already accepted are still delivered.",
+      tags: ['users'],
+      headers: PartnerHeaders,
+      response: { 200: Envelope(Empty), ...errorResponses(COMMON_CODES) },
+    },
+  }, async (request) => {
+    const { service, connection, headers } = partnerOf(request);
+    await store.disconnect(service.serviceId, connection.userNumber, clock.now());
+    return success(headers.messageId, {}, clock);
+  });
+}

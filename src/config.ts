@@ -1,0 +1,108 @@
+/** Settings: environment (and matching CLI flags) → typed values, read and checked once at start. */
+import { readFileSync } from 'node:fs';
+
+export type Region = 'KIC' | 'EIC' | 'AIC';
+export type Phase = 'QA' | 'OP';
+export type Mode = 'sandbox' | 'serve' | 'test';
+
+export interface Config {
+  mode: Mode;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  adminToken: string | null;
+  /** 0 disables the embedded broker. */
+  mqttPort: number;
+  mqttUrl: string | null;
+  region: Region;
+  phase: Phase;
+  domain: string;
+  logLevel: string;
+  /** Requests per second per calling service; 0 disables rate limiting. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  controlTimeoutMs: number;
+  eventSubscriptionLimit: number;
+  /** Whether devices registered through the admin API are virtual unless told otherwise. */
+  virtualByDefault: boolean;
+  simTimeScale: number;
+  deliveryRetrySchedule: string;
+  deliveryAttemptTimeoutMs: number;
+  /** Hosts or CIDRs that phase OP may deliver to although they are private. */
+  deliveryAllowList: string[];
+  version: string;
+}
+
+const REGIONS: readonly Region[] = ['KIC', 'EIC', 'AIC'];
+const PHASES: readonly Phase[] = ['QA', 'OP'];
+
+export const PACKAGE_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** The setting names, as environment variables; CLI flags are their kebab-case forms. */
+export type Settings = Partial<Record<
+  | 'PORT' | 'HOST' | 'DATABASE_URL' | 'ADMIN_TOKEN' | 'MQTT_PORT' | 'MQTT_URL' | 'REGION' | 'PHASE' | 'DOMAIN'
+  | 'LOG_LEVEL' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'CONTROL_TIMEOUT_MS' | 'EVENT_SUBSCRIPTION_LIMIT'
+  | 'SIM_TIME_SCALE' | 'DELIVERY_RETRY_SCHEDULE' | 'DELIVERY_ATTEMPT_TIMEOUT_MS' | 'DELIVERY_ALLOW_LIST',
+  string | undefined
+>>;
+
+export class ConfigError extends Error {}
+
+function integer(name: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}; got "${raw}"`);
+  return value;
+}
+
+function positive(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number; got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.toUpperCase() as T;
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}; got "${raw}"`);
+  return value;
+}
+
+/** Reads the settings for `mode`; `settings` is usually `process.env` merged with CLI flags. */
+export function loadConfig(mode: Mode, settings: Settings): Config {
+  const sandbox = mode === 'sandbox';
+  const adminToken = settings.ADMIN_TOKEN || null;
+  if (mode === 'serve' && !adminToken) throw new ConfigError('ADMIN_TOKEN is required by `serve`');
+  return {
+    mode,
+    port: integer('PORT', settings.PORT, 8080),
+    host: settings.HOST || (sandbox ? '127.0.0.1' : '0.0.0.0'),
+    databaseUrl: settings.DATABASE_URL || (mode === 'test' ? 'sqlite::memory:' : 'sqlite:./data/appliance-cloud.db'),
+    adminToken,
+    mqttPort: integer('MQTT_PORT', settings.MQTT_PORT, mode === 'test' ? 0 : 1883),
+    mqttUrl: settings.MQTT_URL || null,
+    region: oneOf('REGION', settings.REGION, REGIONS, 'KIC'),
+    phase: oneOf('PHASE', settings.PHASE, PHASES, mode === 'serve' ? 'OP' : 'QA'),
+    domain: settings.DOMAIN || 'appliance-cloud.example',
+    logLevel: settings.LOG_LEVEL || (mode === 'test' ? 'silent' : 'info'),
+    rateLimitPerSecond: integer('RATE_LIMIT_PER_SECOND', settings.RATE_LIMIT_PER_SECOND, 1000),
+    rateLimitBurst: integer('RATE_LIMIT_BURST', settings.RATE_LIMIT_BURST, 2000, 1),
+    controlTimeoutMs: integer('CONTROL_TIMEOUT_MS', settings.CONTROL_TIMEOUT_MS, 10_000, 1),
+    eventSubscriptionLimit: integer('EVENT_SUBSCRIPTION_LIMIT', settings.EVENT_SUBSCRIPTION_LIMIT, 100, 1),
+    virtualByDefault: sandbox,
+    simTimeScale: positive('SIM_TIME_SCALE', settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
+    deliveryRetrySchedule: settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'),
+    deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1),
+    deliveryAllowList: (settings.DELIVERY_ALLOW_LIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    version: PACKAGE_VERSION,
+  };
+}
+
+/** The public base URL of DESIGN A.1: `https://{region}-qa-ext.{domain}` in QA, `https://{region}-ext.{domain}` in OP. */
+export function baseUrl(config: Pick<Config, 'region' | 'phase' | 'domain'>): string {
+  const region = config.region.toLowerCase();
+  return config.phase === 'QA' ? `https://${region}-qa-ext.${config.domain}` : `https://${region}-ext.${config.domain}`;
+}

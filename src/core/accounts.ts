@@ -1,0 +1,152 @@
+/** Calling services, users and their access tokens: what the admin API and the CLI manage. */
+import { DEVICE_TYPES } from '../catalog/index.js';
+import { newWebhookSecret } from '../delivery/sign.js';
+import { fail } from '../errors.js';
+import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
+import { isCountryCode } from '../regions.js';
+import type { DeliveryAttempt, MessageFilter, OutboxMessage, Service, ServicePatch, Store, User } from '../store/store.js';
+
+/** During a rotation, the previous webhook secret keeps signing for this long (DESIGN C). */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const USER_NUMBER = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface NewServiceInput {
+  name: string;
+  allowedDevices: string[];
+  callbackUrl?: string | null;
+  eventCallbackUrl?: string | null;
+}
+
+function checkAllowedDevices(allowedDevices: string[]): void {
+  const unknown = allowedDevices.filter((type) => !DEVICE_TYPES.includes(type));
+  if (unknown.length) {
+    throw fail('1102', `allowedDevices may hold only ${DEVICE_TYPES.join(', ')}; got ${unknown.join(', ')}.`);
+  }
+}
+
+function checkUrl(name: string, value: string | null | undefined): void {
+  if (value === null || value === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw fail('1102', `${name} must be an absolute http(s) URL; got ${JSON.stringify(value)}.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw fail('1102', `${name} must be an http or https URL; got ${JSON.stringify(value)}.`);
+  }
+}
+
+export interface MessageWithAttempts {
+  message: OutboxMessage;
+  attempts: DeliveryAttempt[];
+}
+
+export class Accounts {
+  constructor(private readonly deps: { store: Store; clock: Clock }) {}
+
+  /** Creates a calling service; its key and webhook secret are returned once and never again. */
+  async createService(input: NewServiceInput): Promise<{ service: Service; serviceKey: string; webhookSecret: string }> {
+    checkAllowedDevices(input.allowedDevices);
+    checkUrl('callbackUrl', input.callbackUrl);
+    checkUrl('eventCallbackUrl', input.eventCallbackUrl);
+    const serviceKey = randomId(24);
+    const webhookSecret = newWebhookSecret();
+    const service = await this.deps.store.createService(
+      {
+        serviceId: `svc_${randomId(12)}`,
+        name: input.name,
+        keyHash: hashSecret(serviceKey),
+        allowedDevices: [...new Set(input.allowedDevices)],
+        callbackUrl: input.callbackUrl ?? null,
+        eventCallbackUrl: input.eventCallbackUrl ?? null,
+        webhookSecret,
+      },
+      this.deps.clock.now(),
+    );
+    return { service, serviceKey, webhookSecret };
+  }
+
+  /** Every calling service, for the admin API and the CLI. */
+  async listServices(): Promise<Service[]> {
+    return this.deps.store.listServices();
+  }
+
+  async getService(serviceId: string): Promise<Service> {
+    const service = await this.deps.store.getService(serviceId);
+    if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
+    return service;
+  }
+
+  async updateService(serviceId: string, patch: ServicePatch): Promise<Service> {
+    if (patch.allowedDevices) checkAllowedDevices(patch.allowedDevices);
+    checkUrl('callbackUrl', patch.callbackUrl);
+    checkUrl('eventCallbackUrl', patch.eventCallbackUrl);
+    const service = await this.deps.store.updateService(serviceId, patch);
+    if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
+    return service;
+  }
+
+  /** A new current webhook secret; the previous one keeps signing for 24 h. */
+  async rotateSecret(serviceId: string): Promise<string> {
+    const secret = newWebhookSecret();
+    const now = this.deps.clock.now();
+    if (!(await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS))) {
+      throw fail('1305', `Service ${serviceId} does not exist.`);
+    }
+    return secret;
+  }
+
+  async createUser(countryCode: string, userNumber?: string): Promise<User> {
+    if (!isCountryCode(countryCode)) throw fail('1102', `countryCode must be an ISO 3166-1 alpha-2 code; got ${JSON.stringify(countryCode)}.`);
+    if (userNumber !== undefined && !USER_NUMBER.test(userNumber)) {
+      throw fail('1102', `userNumber must be 1 to 64 of A-Z, a-z, 0-9, _ and -; got ${JSON.stringify(userNumber)}.`);
+    }
+    const user = { userNumber: userNumber ?? newUserNumber(), countryCode, createdAt: this.deps.clock.now() };
+    if (!(await this.deps.store.createUser(user))) throw fail('1102', `User ${user.userNumber} already exists.`);
+    return user;
+  }
+
+  async deleteUser(userNumber: string): Promise<void> {
+    if (!(await this.deps.store.deleteUser(userNumber, this.deps.clock.now()))) {
+      throw fail('1202', `User ${userNumber} does not exist.`);
+    }
+  }
+
+  /** Issues an access token, which connects the user to the service. */
+  async issueToken(userNumber: string, serviceId: string, expiresInSeconds = 86_400): Promise<{ accessToken: string; expiresAt: number }> {
+    if (!(await this.deps.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+    if (!(await this.deps.store.getService(serviceId))) throw fail('1102', `serviceId ${serviceId} is not a service.`);
+    const accessToken = randomId(32);
+    const now = this.deps.clock.now();
+    const expiresAt = Math.floor(now + expiresInSeconds * 1000);
+    await this.deps.store.createToken({ tokenHash: hashSecret(accessToken), userNumber, serviceId, expiresAt }, now);
+    return { accessToken, expiresAt };
+  }
+
+  // A service's messages and their delivery attempts (DESIGN C): what the admin API and the CLI inspect and replay.
+
+  /** The service's messages matching `filter`, each with its attempts in order. */
+  async listMessages(serviceId: string, filter: MessageFilter): Promise<MessageWithAttempts[]> {
+    await this.getService(serviceId);
+    const messages = await this.deps.store.listMessages(serviceId, filter);
+    const attempts = await this.deps.store.listAttempts(messages.map((m) => m.messageId));
+    return messages.map((message) => ({
+      message,
+      attempts: attempts.filter((a) => a.messageId === message.messageId).sort((a, b) => a.attempt - b.attempt),
+    }));
+  }
+
+  /** Puts one message back to pending, due now. */
+  async resendMessage(messageId: string): Promise<void> {
+    if (!(await this.deps.store.resendMessage(messageId, this.deps.clock.now()))) {
+      throw fail('1305', `Message ${messageId} does not exist.`);
+    }
+  }
+
+  /** Puts every failed message of the service created since `since` back to pending; returns how many. */
+  async recoverFailed(serviceId: string, since: number): Promise<number> {
+    await this.getService(serviceId);
+    return this.deps.store.recoverFailed(serviceId, since, this.deps.clock.now());
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * What happens to devices, whoever asks: the partner API, the admin API, the CLI, the MQTT gateway
+ * and the simulator all come through here, so a change takes one path and records its messages once.
+ */
+import { checkConditions, diffStatus, getModel, mergeStatus, parsedProfile, validateCommand, validateReport, DEVICE_TYPES } from '../catalog/index.js';
+import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
+import { fail } from '../errors.js';
+import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
+import type { Device, DeviceState, Store } from '../store/store.js';
+import type { DeviceChannel } from './channel.js';
+import { KeyedLock } from './lock.js';
+
+const WASHTOWER_HALVES = new Set(['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']);
+
+export interface NewDeviceInput {
+  deviceType: string;
+  modelName?: string;
+  alias: string;
+  deviceId?: string;
+  groupId?: string;
+  virtual?: boolean;
+}
+
+export interface DevicesDeps {
+  store: Store;
+  clock: Clock;
+  /** Where commands for virtual appliances go (the simulator) and for real devices (the gateway). */
+  channels: { virtual: DeviceChannel; real: DeviceChannel };
+  controlTimeoutMs: number;
+  virtualByDefault: boolean;
+}
+
+export class Devices {
+  private readonly lock = new KeyedLock();
+
+  constructor(private readonly deps: DevicesDeps) {}
+
+  /** The catalog model a device was registered as. */
+  modelOf(device: Pick<Device, 'deviceType' | 'modelName'>): CatalogModel {
+    const model = getModel(device.deviceType, device.modelName);
+    if (!model) throw new Error(`No catalog model ${device.deviceType}/${device.modelName}`);
+    return model;
+  }
+
+  /** Registers a device to a user with its model's default status; records DEVICE_REGISTERED. */
+  async register(userNumber: string, input: NewDeviceInput): Promise<{ device: Device; deviceSecret: string }> {
+    const { store, clock } = this.deps;
+    if (!DEVICE_TYPES.includes(input.deviceType)) {
+      throw fail('1102', `deviceType must be one of ${DEVICE_TYPES.join(', ')}; got ${JSON.stringify(input.deviceType)}.`);
+    }
+    const model = getModel(input.deviceType, input.modelName);
+    if (!model) throw fail('1102', `modelName ${JSON.stringify(input.modelName)} is not a model of ${input.deviceType} in the catalog.`);
+    const deviceId = input.deviceId ?? newDeviceId();
+    if (!isDeviceId(deviceId)) throw fail('1102', `deviceId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got ${JSON.stringify(deviceId)}.`);
+    if (input.groupId !== undefined && !WASHTOWER_HALVES.has(input.deviceType)) {
+      throw fail('1102', 'groupId is only for DEVICE_WASHTOWER_WASHER and DEVICE_WASHTOWER_DRYER.');
+    }
+    if (!(await store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+    if (await store.getDevice(deviceId)) throw fail('1102', `Device ${deviceId} is already registered.`);
+    const virtual = input.virtual ?? this.deps.virtualByDefault;
+    const deviceSecret = randomId(24);
+    const groupId = WASHTOWER_HALVES.has(input.deviceType) ? (input.groupId ?? String(Math.floor(clock.now() * 1000))) : null;
+    const device = await store.registerDevice(
+      {
+        deviceId,
+        deviceType: model.deviceType,
+        modelName: model.modelName,
+        alias: input.alias,
+        groupId,
+        secretHash: hashSecret(deviceSecret),
+        virtual,
+        online: virtual,
+        status: structuredClone(model.defaultStatus),
+      },
+      userNumber,
+      clock.now(),
+    );
+    return { device, deviceSecret };
+  }
+
+  async get(deviceId: string): Promise<Device> {
+    const device = await this.deps.store.getDevice(deviceId);
+    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    return device;
+  }
+
+  async state(deviceId: string): Promise<DeviceState> {
+    const state = await this.deps.store.getDeviceState(deviceId);
+    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
+    return state;
+  }
+
+  /** The status a partner may read: refused with 1222 while the device is not connected. */
+  async readableState(deviceId: string): Promise<DeviceState> {
+    const state = await this.state(deviceId);
+    if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
+    return state;
+  }
+
+  /**
+   * Control (DESIGN A.7): validate against the profile, check conditions when asked, send to the
+   * device, and persist what it answers with its DEVICE_STATUS event. Returns the full new status.
+   */
+  async control(device: Device, command: unknown, conditional: boolean): Promise<DeviceState> {
+    const model = this.modelOf(device);
+    const profile = parsedProfile(model);
+    const valid = validateCommand(profile, command);
+    if (!valid.ok) throw fail(valid.refusal.code, valid.refusal.message);
+    return this.lock.run(device.deviceId, async () => {
+      const state = await this.state(device.deviceId);
+      if (!state.online) throw fail('1222', `Device ${device.deviceId} is not connected.`);
+      if (conditional) {
+        const refusal = checkConditions(device.deviceType, profile, state.status, valid.value);
+        if (refusal) throw fail(refusal.code, refusal.message);
+      }
+      const channel = device.virtual ? this.deps.channels.virtual : this.deps.channels.real;
+      const outcome = await channel.sendCommand(device, state.status, valid.value, this.deps.controlTimeoutMs);
+      if (!outcome.ok) throw fail(outcome.code, outcome.message);
+      return this.persist(device, state, outcome.status);
+    });
+  }
+
+  /** A device's report (MQTT, admin API or simulator): must fit the profile's readable values, else 1102. */
+  async report(deviceId: string, report: unknown): Promise<DeviceState> {
+    const device = await this.get(deviceId);
+    const profile = parsedProfile(this.modelOf(device));
+    const valid = validateReport(profile, report);
+    if (!valid.ok) throw fail('1102', valid.refusal.message);
+    return this.lock.run(deviceId, async () => {
+      const state = await this.state(deviceId);
+      return this.persist(device, state, mergeStatus(profile, state.status, valid.value));
+    });
+  }
+
+  /** A notification the device raised: must be one of its profile's push codes, else 1102. */
+  async push(deviceId: string, pushCode: unknown): Promise<void> {
+    const device = await this.get(deviceId);
+    const { pushCodes } = parsedProfile(this.modelOf(device));
+    if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
+      const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
+      throw fail('1102', `pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
+    }
+    await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now());
+  }
+
+  async setConnection(deviceId: string, online: boolean): Promise<void> {
+    if (!(await this.deps.store.setOnline(deviceId, online))) throw fail('1205', `Device ${deviceId} is not registered.`);
+  }
+
+  // Lifecycle calls of the admin API and the CLI; the store records the A.8 messages of each.
+
+  /** Renames a device; records DEVICE_ALIAS_CHANGED. */
+  async rename(deviceId: string, alias: string): Promise<Device> {
+    const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
+    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    return device;
+  }
+
+  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. */
+  async share(deviceId: string, userNumber: string): Promise<void> {
+    const device = await this.userDevice(deviceId, userNumber, false);
+    if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
+    if (!(await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now()))) {
+      throw fail('1205', `Device ${deviceId} is not registered.`);
+    }
+  }
+
+  /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */
+  async unregister(deviceId: string, userNumber: string): Promise<void> {
+    await this.userDevice(deviceId, userNumber, true);
+    if (!(await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now()))) {
+      throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    }
+  }
+
+  /** The device, once the user exists (1202) and the device too (1205) — registered to that user when `owned`. */
+  private async userDevice(deviceId: string, userNumber: string, owned: boolean): Promise<Device> {
+    if (!(await this.deps.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+    const device = await this.deps.store.getDevice(deviceId);
+    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (owned && !device.userNumbers.includes(userNumber)) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    return device;
+  }
+
+  private async persist(device: Device, state: DeviceState, status: DeviceStatus): Promise<DeviceState> {
+    const profile = parsedProfile(this.modelOf(device));
+    const report = diffStatus(profile, state.status, status);
+    if (report === null) return state;
+    const version = await this.deps.store.applyReport(device.deviceId, status, report, this.deps.clock.now());
+    return { ...state, status, version };
+  }
+}

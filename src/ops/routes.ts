@@ -1,0 +1,41 @@
+/** GET /health, /ready, /metrics, /openapi.json (and /docs, registered in app.ts) — DESIGN E. */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { baseUrl } from '../config.js';
+import type { AppContext } from '../context.js';
+import { fail } from '../errors.js';
+import { envelopeMessageId, Envelope, errorResponses, success } from '../api/envelope.js';
+import type { Metrics } from '../metrics.js';
+
+export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics, readiness: { broker: () => boolean }): void {
+  const { config, store, clock } = ctx;
+  const hidden = { hide: true };
+
+  app.get('/health', {
+    schema: {
+      summary: 'Alive', tags: ['operations'],
+      response: { 200: Envelope(Type.Object({ status: Type.Literal('ok'), baseUrl: Type.String(), version: Type.String(), region: Type.String(), phase: Type.String() })) },
+    },
+  }, async (request) => success(envelopeMessageId(request.headers['x-message-id']), {
+    status: 'ok' as const, baseUrl: baseUrl(config), version: config.version, region: config.region, phase: config.phase,
+  }, clock));
+
+  app.get('/ready', {
+    schema: {
+      summary: 'Ready: the store and the broker answer', tags: ['operations'],
+      response: { 200: Envelope(Type.Object({ store: Type.Boolean(), broker: Type.Boolean() })), ...errorResponses(['2000']) },
+    },
+  }, async (request) => {
+    const storeUp = await store.ping().then(() => true, () => false);
+    const brokerUp = readiness.broker();
+    if (!storeUp || !brokerUp) throw fail('2000', `Not ready: store ${storeUp ? 'up' : 'down'}, broker ${brokerUp ? 'up' : 'down'}.`, { httpStatus: 503 });
+    return success(envelopeMessageId(request.headers['x-message-id']), { store: true, broker: true }, clock);
+  });
+
+  app.get('/metrics', { schema: hidden }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  app.get('/openapi.json', { schema: hidden }, async () => app.swagger());
+}

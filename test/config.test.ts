@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { baseUrl, ConfigError, loadConfig } from '../src/config.js';
+
+describe('settings', () => {
+  it('serve needs ADMIN_TOKEN and defaults to phase OP', () => {
+    expect(() => loadConfig('serve', {})).toThrow(ConfigError);
+    expect(loadConfig('serve', { ADMIN_TOKEN: 't' }).phase).toBe('OP');
+  });
+
+  it('the sandbox runs in phase QA with virtual devices by default', () => {
+    const config = loadConfig('sandbox', {});
+    expect([config.phase, config.virtualByDefault, config.databaseUrl]).toEqual(['QA', true, 'sqlite:./data/appliance-cloud.db']);
+  });
+
+  it('refuses malformed values with the setting named', () => {
+    expect(() => loadConfig('test', { PORT: 'eighty' })).toThrow('PORT must be an integer ≥ 0; got "eighty"');
+    expect(() => loadConfig('test', { REGION: 'MARS' })).toThrow('REGION must be one of KIC, EIC, AIC; got "MARS"');
+  });
+
+  it('builds the base URL of DESIGN A.1', () => {
+    expect(baseUrl({ region: 'EIC', phase: 'QA', domain: 'example.com' })).toBe('https://eic-qa-ext.example.com');
+    expect(baseUrl({ region: 'AIC', phase: 'OP', domain: 'example.com' })).toBe('https://aic-ext.example.com');
+  });
+});

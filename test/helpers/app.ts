@@ -1,0 +1,130 @@
+/**
+ * The app under test and a partner world to call it with: a service, a user connected to it by a
+ * token, and virtual devices that are online — built through the same domain functions as the admin API.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { DEVICE_TYPES } from '../../src/catalog/index.js';
+import { loadConfig, type Settings } from '../../src/config.js';
+import { createContext, noGateway, type AppContext } from '../../src/context.js';
+import { newMessageId, systemClock, type Clock } from '../../src/ids.js';
+import { demoCountry } from '../../src/regions.js';
+import { openStore } from '../../src/store/index.js';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+/** A fresh app over a fresh store (`TEST_DATABASE_URL`, else SQLite in memory), admin token `test-admin-token`. */
+export async function testApp(options: { databaseUrl?: string; settings?: Settings; clock?: Clock } = {}): Promise<TestApp> {
+  const config = loadConfig('test', { ADMIN_TOKEN, ...options.settings });
+  const store = await openStore(options.databaseUrl ?? process.env.TEST_DATABASE_URL ?? 'sqlite::memory:');
+  const ctx = createContext(config, store, options.clock ?? systemClock, { real: noGateway });
+  const { server } = await buildApp(ctx);
+  await server.ready();
+  return {
+    app: server,
+    ctx,
+    async close() {
+      await server.close();
+      await store.close();
+    },
+  };
+}
+
+export interface WorldDevice {
+  deviceId: string;
+  deviceType: string;
+}
+
+export interface World {
+  serviceId: string;
+  serviceKey: string;
+  userNumber: string;
+  countryCode: string;
+  accessToken: string;
+  /** The user's devices, oldest first. */
+  devices: WorldDevice[];
+  /** The mandatory partner headers with a fresh x-message-id, plus `extra`. */
+  headers(extra?: Record<string, string>): Record<string, string>;
+  /** The same service and user with a new token: connects them again after DELETE /user/service. */
+  reconnect(): Promise<World>;
+}
+
+export interface WorldOptions {
+  /** The service's allowed types; default every type of the catalog. */
+  allowedDevices?: string[];
+  /** One virtual, online device per type; default every type for a new user, none for an existing one. */
+  deviceTypes?: string[];
+  /** Connect this existing user instead of creating one. */
+  userNumber?: string;
+}
+
+/** The five mandatory headers of DESIGN A.2 for the world's service and user, with a fresh message id. */
+export function partnerHeaders(world: Pick<World, 'accessToken' | 'countryCode' | 'serviceId' | 'serviceKey'>): Record<string, string> {
+  return {
+    authorization: `Bearer ${world.accessToken}`,
+    'x-country-code': world.countryCode,
+    'x-message-id': newMessageId(),
+    'x-service-id': world.serviceId,
+    'x-service-key': world.serviceKey,
+  };
+}
+
+/** The admin token header, for calls under /admin. */
+export function adminHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${ADMIN_TOKEN}`, ...extra };
+}
+
+/** A call under /admin with the admin token and a fresh x-message-id; `payload` is sent as JSON. */
+export function callAdmin(app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
+  const headers = adminHeaders({ 'x-message-id': newMessageId() });
+  if (payload === undefined) return app.inject({ method, url, headers });
+  return app.inject({ method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+}
+
+/** A service, a user connected to it, and the user's devices, all made through ctx.accounts and ctx.devices. */
+export async function createWorld(ctx: AppContext, options: WorldOptions = {}): Promise<World> {
+  const { service, serviceKey } = await ctx.accounts.createService({
+    name: 'test service',
+    allowedDevices: options.allowedDevices ?? [...DEVICE_TYPES],
+  });
+  const user = options.userNumber === undefined
+    ? await ctx.accounts.createUser(demoCountry(ctx.config.region))
+    : await ctx.store.getUser(options.userNumber);
+  if (!user) throw new Error(`createWorld: user ${options.userNumber} does not exist`);
+
+  let groupId: string | undefined;
+  for (const deviceType of options.deviceTypes ?? (options.userNumber === undefined ? DEVICE_TYPES : [])) {
+    const washtower = deviceType.startsWith('DEVICE_WASHTOWER_');
+    const { device } = await ctx.devices.register(user.userNumber, {
+      deviceType,
+      alias: `My ${deviceType.replace('DEVICE_', '').toLowerCase().replaceAll('_', ' ')}`,
+      virtual: true,
+      // Both washtower halves share one group, as a real washtower does.
+      ...(washtower && groupId !== undefined ? { groupId } : {}),
+    });
+    if (washtower) groupId ??= device.groupId ?? undefined;
+  }
+  const devices = (await ctx.store.listUserDevices(user.userNumber)).map(({ deviceId, deviceType }) => ({ deviceId, deviceType }));
+
+  const connect = async (): Promise<World> => {
+    const { accessToken } = await ctx.accounts.issueToken(user.userNumber, service.serviceId);
+    const world: World = {
+      serviceId: service.serviceId,
+      serviceKey,
+      userNumber: user.userNumber,
+      countryCode: user.countryCode,
+      accessToken,
+      devices,
+      headers: (extra = {}) => ({ ...partnerHeaders(world), ...extra }),
+      reconnect: connect,
+    };
+    return world;
+  };
+  return connect();
+}
