@@ -1,0 +1,49 @@
+/**
+ * The platform admin API under /admin (DESIGN D): an encapsulated plugin whose hooks demand the
+ * admin token and a JSON content type before any body is read; the calls go to the same domain
+ * functions as the CLI.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { checkContentType } from '../api/checks.js';
+import type { AppContext } from '../context.js';
+import { fail } from '../errors.js';
+import { hashSecret, secretMatches } from '../ids.js';
+import type { AdminApp } from './common.js';
+import { deviceRoutes } from './devices.js';
+import { messageRoutes } from './messages.js';
+import { serviceRoutes } from './services.js';
+import { userRoutes } from './users.js';
+
+/** Checks `Authorization: Bearer <ADMIN_TOKEN>` in constant time; every refusal is 1301. */
+function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) => void {
+  // Hashed once so that each check compares two digests of equal length, whatever was presented.
+  const tokenHash = adminToken === null ? null : hashSecret(adminToken);
+  return (request) => {
+    if (tokenHash === null) throw fail('1301', 'The admin API is disabled: set ADMIN_TOKEN.');
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw fail('1301', 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.');
+    if (!secretMatches(match[1]!, tokenHash)) throw fail('1301', 'The admin token is wrong.');
+  };
+}
+
+export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const authorize = adminAuthorizer(ctx.config.adminToken);
+  app.register(async (admin) => {
+    admin.addHook('onRequest', async (request) => {
+      authorize(request);
+      checkContentType(request.headers);
+    });
+    // Without this a missing body fails the schema as "not an object" (1000); it is a missing field (1101).
+    admin.addHook('preValidation', async (request) => {
+      if (request.routeOptions.schema?.body !== undefined && request.body === undefined) {
+        throw fail('1101', 'The body is missing: this call needs a JSON body.');
+      }
+    });
+    const typed: AdminApp = admin.withTypeProvider();
+    serviceRoutes(typed, ctx);
+    userRoutes(typed, ctx);
+    deviceRoutes(typed, ctx);
+    messageRoutes(typed, ctx);
+  }, { prefix: '/admin' });
+}

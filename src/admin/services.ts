@@ -1,0 +1,47 @@
+/** Calling services: create, list, read, change, rotate the webhook secret (DESIGN D). */
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { answer, type AdminApp } from './common.js';
+import { adminSchema, NewServiceBody, NewServiceResponse, RotatedSecret, ServiceIdParams, ServicePatchBody, ServiceView } from './schemas.js';
+import { serviceView } from './views.js';
+
+export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
+  const { accounts, clock } = ctx;
+
+  app.post('/services', {
+    schema: adminSchema(
+      'Create a calling service',
+      { description: 'The service key and webhook secret are in this answer only.', body: NewServiceBody },
+      NewServiceResponse,
+    ),
+  }, async (request) => {
+    const { service, serviceKey, webhookSecret } = await accounts.createService(request.body);
+    return answer(request, clock, { serviceId: service.serviceId, serviceKey, webhookSecret });
+  });
+
+  app.get('/services', {
+    schema: adminSchema('List the calling services', {}, Type.Array(ServiceView)),
+  }, async (request) => answer(request, clock, (await accounts.listServices()).map(serviceView)));
+
+  app.get('/services/:serviceId', {
+    schema: adminSchema('Read a calling service', { params: ServiceIdParams }, ServiceView, ['1305']),
+  }, async (request) => answer(request, clock, serviceView(await accounts.getService(request.params.serviceId))));
+
+  app.patch('/services/:serviceId', {
+    schema: adminSchema(
+      'Change a calling service',
+      { description: 'Any of the create fields, and `enabled`.', params: ServiceIdParams, body: ServicePatchBody },
+      ServiceView,
+      ['1305'],
+    ),
+  }, async (request) => answer(request, clock, serviceView(await accounts.updateService(request.params.serviceId, request.body))));
+
+  app.post('/services/:serviceId/rotate-secret', {
+    schema: adminSchema(
+      "Rotate a service's webhook secret",
+      { description: 'Deliveries carry signatures of both the previous and the new secret for 24 h.', params: ServiceIdParams },
+      RotatedSecret,
+      ['1305'],
+    ),
+  }, async (request) => answer(request, clock, { webhookSecret: await accounts.rotateSecret(request.params.serviceId) }));
+}

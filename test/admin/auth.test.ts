@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { formatTimestamp, newMessageId, type Clock } from '../../src/ids.js';
+import { ADMIN_TOKEN, adminHeaders, testApp, type TestApp } from '../helpers/app.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+const clock: Clock = { now: () => NOW };
+
+describe('admin authentication and the admin pipeline (DESIGN D)', () => {
+  let t: TestApp;
+
+  beforeEach(async () => {
+    t = await testApp({ clock });
+  });
+  afterEach(() => t.close());
+
+  const list = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/admin/services', headers });
+
+  it('answers the envelope with the admin token, echoing x-message-id', async () => {
+    const messageId = newMessageId();
+    const res = await list(adminHeaders({ 'x-message-id': messageId }));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ messageId, timestamp: formatTimestamp(NOW), response: [] });
+  });
+
+  it('accepts the scheme in any case', async () => {
+    expect((await list({ authorization: `bearer ${ADMIN_TOKEN}` })).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['no Authorization', {}, 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.'],
+    ['a bare token', { authorization: ADMIN_TOKEN }, 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.'],
+    ['an empty Bearer', { authorization: 'Bearer ' }, 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.'],
+    ['a wrong token', { authorization: 'Bearer not-the-token' }, 'The admin token is wrong.'],
+    ['a longer token', { authorization: `Bearer ${ADMIN_TOKEN}x` }, 'The admin token is wrong.'],
+  ])('%s answers 401 1301 in the envelope', async (_name, headers, message) => {
+    const messageId = newMessageId();
+    const res = await list({ ...headers, 'x-message-id': messageId });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ messageId, timestamp: formatTimestamp(NOW), error: { code: '1301', message } });
+  });
+
+  it('checks the token before the body and the path parameters', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/admin/users', headers: { 'content-type': 'text/plain' }, payload: 'x' });
+    expect([res.statusCode, res.json().error.code]).toEqual([401, '1301']);
+    const unknown = await t.app.inject({ method: 'GET', url: '/admin/services/svc_nobody', headers: { authorization: 'Bearer wrong' } });
+    expect([unknown.statusCode, unknown.json().error.code]).toEqual([401, '1301']);
+  });
+
+  it('leaves the partner interface alone: its own checks answer there', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/users', headers: adminHeaders() });
+    expect(res.json().error.code).toBe('1101');
+  });
+
+  it('a body without content-type application/json answers 1000', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/admin/users', headers: adminHeaders({ 'content-type': 'text/plain' }), payload: '{"countryCode":"KR"}' });
+    expect([res.statusCode, res.json().error]).toEqual([400, { code: '1000', message: 'A request with a body must have content-type application/json; got "text/plain".' }]);
+  });
+
+  it('malformed JSON answers 1000; a missing body 1101; a body of the wrong type 1000', async () => {
+    const headers = adminHeaders({ 'content-type': 'application/json' });
+    const malformed = await t.app.inject({ method: 'POST', url: '/admin/users', headers, payload: '{"countryCode":' });
+    expect([malformed.statusCode, malformed.json().error.code]).toEqual([400, '1000']);
+    const missing = await t.app.inject({ method: 'POST', url: '/admin/users', headers: adminHeaders() });
+    expect([missing.statusCode, missing.json().error]).toEqual([400, { code: '1101', message: 'The body is missing: this call needs a JSON body.' }]);
+    const array = await t.app.inject({ method: 'POST', url: '/admin/users', headers, payload: '[]' });
+    expect([array.statusCode, array.json().error]).toEqual([400, { code: '1000', message: 'The body must be a JSON object.' }]);
+  });
+
+  it('an unknown admin path answers 1305 (404), a wrong method 1305 (405)', async () => {
+    const missing = await t.app.inject({ method: 'GET', url: '/admin/nowhere', headers: adminHeaders() });
+    expect([missing.statusCode, missing.json().error.code]).toEqual([404, '1305']);
+    const wrong = await t.app.inject({ method: 'PUT', url: '/admin/services', headers: adminHeaders() });
+    expect([wrong.statusCode, wrong.json().error.code]).toEqual([405, '1305']);
+    expect(String(wrong.headers.allow).split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']));
+  });
+
+  it('shows every admin call in /openapi.json under tag admin with the admin security scheme', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const adminPaths = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security: unknown }>>)
+      .filter(([path]) => path.startsWith('/admin/'));
+    const operations = adminPaths.flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ call: `${method.toUpperCase()} ${path}`, op })));
+    expect(operations.map((o) => o.call).sort()).toEqual([
+      'DELETE /admin/users/{userNumber}',
+      'DELETE /admin/users/{userNumber}/devices/{deviceId}',
+      'GET /admin/devices/{deviceId}',
+      'GET /admin/services',
+      'GET /admin/services/{serviceId}',
+      'GET /admin/services/{serviceId}/messages',
+      'PATCH /admin/devices/{deviceId}',
+      'PATCH /admin/services/{serviceId}',
+      'POST /admin/devices/{deviceId}/connection',
+      'POST /admin/devices/{deviceId}/push',
+      'POST /admin/devices/{deviceId}/report',
+      'POST /admin/messages/{messageId}/resend',
+      'POST /admin/services',
+      'POST /admin/services/{serviceId}/recover',
+      'POST /admin/services/{serviceId}/rotate-secret',
+      'POST /admin/users',
+      'POST /admin/users/{userNumber}/devices',
+      'POST /admin/users/{userNumber}/devices/{deviceId}',
+      'POST /admin/users/{userNumber}/tokens',
+    ]);
+    for (const { op } of operations) {
+      expect(op.tags).toEqual(['admin']);
+      expect(op.security).toEqual([{ admin: [] }]);
+    }
+  });
+});
+
+describe('the admin API without ADMIN_TOKEN', () => {
+  it('answers 1301 saying it is disabled, whatever token is sent', async () => {
+    const t = await testApp({ clock, settings: { ADMIN_TOKEN: '' } });
+    try {
+      for (const headers of [{}, adminHeaders()]) {
+        const res = await t.app.inject({ method: 'GET', url: '/admin/services', headers });
+        expect([res.statusCode, res.json().error]).toEqual([401, { code: '1301', message: 'The admin API is disabled: set ADMIN_TOKEN.' }]);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

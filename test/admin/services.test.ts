@@ -1,0 +1,142 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEVICE_TYPES } from '../../src/catalog/index.js';
+import { ROTATION_OVERLAP_MS } from '../../src/core/accounts.js';
+import { formatTimestamp, type Clock } from '../../src/ids.js';
+import { callAdmin, createWorld, testApp, type TestApp } from '../helpers/app.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+
+describe('admin: services (DESIGN D)', () => {
+  let t: TestApp;
+  let now = NOW;
+  const clock: Clock = { now: () => now };
+
+  beforeEach(async () => {
+    now = NOW;
+    t = await testApp({ clock });
+  });
+  afterEach(() => t.close());
+
+  const create = (body: unknown) => callAdmin(t.app, 'POST', '/admin/services', body);
+  const washerService = { name: 'Washer partner', allowedDevices: ['DEVICE_WASHER'], callbackUrl: 'https://partner.example/hooks' };
+
+  describe('POST /admin/services', () => {
+    it('answers the id, the key and the webhook secret, once, in the envelope', async () => {
+      const res = await create(washerService);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body).toEqual({
+        messageId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+        timestamp: formatTimestamp(NOW),
+        response: { serviceId: expect.stringMatching(/^svc_/), serviceKey: expect.any(String), webhookSecret: expect.stringMatching(/^whsec_/) },
+      });
+      const stored = await t.ctx.store.getService(body.response.serviceId);
+      expect(stored!.webhookSecrets[0]!.secret).toBe(body.response.webhookSecret);
+    });
+
+    it('creates a service the partner interface accepts with that key', async () => {
+      const world = await createWorld(t.ctx);
+      const { serviceId, serviceKey } = (await create({ name: 'p', allowedDevices: [...DEVICE_TYPES] })).json().response;
+      const token = (await callAdmin(t.app, 'POST', `/admin/users/${world.userNumber}/tokens`, { serviceId })).json().response.accessToken;
+      const res = await t.app.inject({
+        method: 'GET', url: '/users',
+        headers: { ...world.headers(), 'x-service-id': serviceId, 'x-service-key': serviceKey, authorization: token },
+      });
+      expect(res.json().response).toEqual({ userNumber: world.userNumber });
+    });
+
+    it.each([
+      [{ allowedDevices: [] }, '1101', 'name is missing.'],
+      [{ name: 'x' }, '1101', 'allowedDevices is missing.'],
+      [{ name: '', allowedDevices: [] }, '1102', 'name must NOT have fewer than 1 characters.'],
+      [{ name: 'x', allowedDevices: 'DEVICE_WASHER' }, '1102', 'allowedDevices must be array.'],
+      [{ name: 'x', allowedDevices: ['DEVICE_TOASTER'] }, '1102', `allowedDevices.0 must be one of ${DEVICE_TYPES.join(', ')}.`],
+      [{ name: 'x', allowedDevices: [], callbackUrl: 'ftp://partner.example' }, '1102', 'callbackUrl must be an http or https URL; got "ftp://partner.example".'],
+      [{ name: 'x', allowedDevices: [], eventCallbackUrl: 'not a url' }, '1102', 'eventCallbackUrl must be an absolute http(s) URL; got "not a url".'],
+      [{ name: 'x', allowedDevices: [], serviceKey: 'mine' }, '1102', 'body may not contain "serviceKey".'],
+    ])('%j answers %s', async (body, code, message) => {
+      const res = await create(body);
+      expect([res.statusCode, res.json().error]).toEqual([400, { code, message }]);
+      expect(await t.ctx.store.listServices()).toEqual([]);
+    });
+  });
+
+  describe('GET /admin/services and /admin/services/{id}', () => {
+    it('show the services without key hash or webhook secrets', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const view = {
+        serviceId,
+        name: 'Washer partner',
+        allowedDevices: ['DEVICE_WASHER'],
+        callbackUrl: 'https://partner.example/hooks',
+        eventCallbackUrl: null,
+        enabled: true,
+        createdAt: new Date(NOW).toISOString(),
+      };
+      expect((await callAdmin(t.app, 'GET', '/admin/services')).json().response).toEqual([view]);
+      const one = await callAdmin(t.app, 'GET', `/admin/services/${serviceId}`);
+      expect(one.json().response).toEqual(view);
+      expect(one.body).not.toMatch(/whsec_|keyHash|webhookSecret/);
+    });
+
+    it('an unknown service answers 1305 (404)', async () => {
+      const res = await callAdmin(t.app, 'GET', '/admin/services/svc_nobody');
+      expect([res.statusCode, res.json().error]).toEqual([404, { code: '1305', message: 'Service svc_nobody does not exist.' }]);
+    });
+  });
+
+  describe('PATCH /admin/services/{id}', () => {
+    it('changes the fields given and answers the service', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const res = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, {
+        name: 'Renamed', allowedDevices: ['DEVICE_DRYER', 'DEVICE_WASHER'], eventCallbackUrl: 'https://partner.example/events', callbackUrl: null,
+      });
+      expect(res.json().response).toEqual({
+        serviceId,
+        name: 'Renamed',
+        allowedDevices: ['DEVICE_DRYER', 'DEVICE_WASHER'],
+        callbackUrl: null,
+        eventCallbackUrl: 'https://partner.example/events',
+        enabled: true,
+        createdAt: new Date(NOW).toISOString(),
+      });
+    });
+
+    it('enabled: false makes the partner interface refuse the service with 1301', async () => {
+      const world = await createWorld(t.ctx);
+      expect((await callAdmin(t.app, 'PATCH', `/admin/services/${world.serviceId}`, { enabled: false })).json().response.enabled).toBe(false);
+      const refused = await t.app.inject({ method: 'GET', url: '/users', headers: world.headers() });
+      expect([refused.statusCode, refused.json().error.code]).toEqual([401, '1301']);
+      await callAdmin(t.app, 'PATCH', `/admin/services/${world.serviceId}`, { enabled: true });
+      expect((await t.app.inject({ method: 'GET', url: '/users', headers: world.headers() })).statusCode).toBe(200);
+    });
+
+    it('refuses bad values with 1102 and an unknown service with 1305', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const bad = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, { enabled: 'yes' });
+      expect([bad.statusCode, bad.json().error]).toEqual([400, { code: '1102', message: 'enabled must be boolean.' }]);
+      const extra = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, { serviceId: 'svc_other' });
+      expect(extra.json().error).toEqual({ code: '1102', message: 'body may not contain "serviceId".' });
+      const unknown = await callAdmin(t.app, 'PATCH', '/admin/services/svc_nobody', { name: 'x' });
+      expect([unknown.statusCode, unknown.json().error]).toEqual([404, { code: '1305', message: 'Service svc_nobody does not exist.' }]);
+    });
+  });
+
+  describe('POST /admin/services/{id}/rotate-secret', () => {
+    it('answers a new secret; the previous one keeps signing for 24 h', async () => {
+      const { serviceId, webhookSecret: first } = (await create(washerService)).json().response;
+      now += 1000;
+      const res = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`);
+      const { webhookSecret } = res.json().response;
+      expect(webhookSecret).toMatch(/^whsec_/);
+      expect(webhookSecret).not.toBe(first);
+      const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
+      expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[webhookSecret, null], [first, now + ROTATION_OVERLAP_MS]]);
+    });
+
+    it('an unknown service answers 1305', async () => {
+      const res = await callAdmin(t.app, 'POST', '/admin/services/svc_nobody/rotate-secret');
+      expect([res.statusCode, res.json().error]).toEqual([404, { code: '1305', message: 'Service svc_nobody does not exist.' }]);
+    });
+  });
+});
