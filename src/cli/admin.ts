@@ -1,0 +1,230 @@
+/**
+ * `appliance-cloud admin …`: the calls of the admin API (DESIGN D) made directly on the store of
+ * DATABASE_URL through the same domain functions, printing what the API would answer as JSON.
+ */
+import { Command, Option } from 'commander';
+import { MESSAGE_STATUSES } from '../admin/schemas.js';
+import { parseLimit, parseSince } from '../admin/messages.js';
+import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
+import { loadConfig, type Config } from '../config.js';
+import { createContext, noGateway, type AppContext } from '../context.js';
+import { fail } from '../errors.js';
+import { systemClock } from '../ids.js';
+import { openStore } from '../store/index.js';
+import type { MessageStatus } from '../store/store.js';
+import { addSettingOptions, readSettings } from './settings.js';
+
+type Options = Record<string, string | boolean | undefined>;
+type Handler = (ctx: AppContext, args: string[], options: Options) => Promise<unknown>;
+
+/**
+ * The config of a command that only touches the database: the sandbox's defaults, because the
+ * command has the database itself and so needs no ADMIN_TOKEN.
+ */
+export function databaseConfig(options: Record<string, unknown>, env: NodeJS.ProcessEnv): Config {
+  return loadConfig('sandbox', readSettings(options, env));
+}
+
+/** Opens the store, runs `handler` on a context over it, prints its result as JSON, closes the store. */
+function action(env: NodeJS.ProcessEnv, handler: Handler) {
+  return async (...params: unknown[]): Promise<void> => {
+    // Commander calls an action with the positional arguments, then the options, then the command.
+    const command = params.at(-1) as Command;
+    const config = databaseConfig(command.optsWithGlobals(), env);
+    const store = await openStore(config.databaseUrl);
+    try {
+      const ctx = createContext(config, store, systemClock, { real: noGateway });
+      const result = await handler(ctx, params.slice(0, -2) as string[], command.opts());
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    } finally {
+      await store.close();
+    }
+  };
+}
+
+function text(options: Options, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function list(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** An empty URL option clears the URL. */
+function clearable(value: string): string | null {
+  return value === '' ? null : value;
+}
+
+function integer(name: string, value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= max)) throw fail('1102', `${name} must be an integer from 1 to ${max}; got ${JSON.stringify(value)}.`);
+  return n;
+}
+
+function bool(name: string, value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw fail('1102', `${name} must be true or false; got ${JSON.stringify(value)}.`);
+}
+
+function json(name: string, value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (error) {
+    throw fail('1000', `${name} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function servicesCommand(env: NodeJS.ProcessEnv): Command {
+  const services = new Command('services').description('calling services');
+  services.command('create').description('create a service; prints its key and webhook secret, shown once')
+    .requiredOption('--name <name>')
+    .requiredOption('--allowed-devices <types>', 'comma-separated device types')
+    .option('--callback-url <url>').option('--event-callback-url <url>')
+    .action(action(env, async ({ accounts }, _args, o) => {
+      const { service, serviceKey, webhookSecret } = await accounts.createService({
+        name: text(o, 'name')!,
+        allowedDevices: list(text(o, 'allowedDevices')!),
+        callbackUrl: text(o, 'callbackUrl') ?? null,
+        eventCallbackUrl: text(o, 'eventCallbackUrl') ?? null,
+      });
+      return { serviceId: service.serviceId, serviceKey, webhookSecret };
+    }));
+  services.command('list').description('every service, without secrets')
+    .action(action(env, async ({ accounts }) => (await accounts.listServices()).map(serviceView)));
+  services.command('get').argument('<serviceId>').description('one service, without secrets')
+    .action(action(env, async ({ accounts }, [serviceId]) => serviceView(await accounts.getService(serviceId!))));
+  services.command('update').argument('<serviceId>').description('change a service; an empty URL clears it')
+    .option('--name <name>').option('--allowed-devices <types>', 'comma-separated device types')
+    .option('--callback-url <url>').option('--event-callback-url <url>').option('--enabled <boolean>')
+    .action(action(env, async ({ accounts }, [serviceId], o) => {
+      const [name, allowed, callbackUrl, eventCallbackUrl, enabled] =
+        (['name', 'allowedDevices', 'callbackUrl', 'eventCallbackUrl', 'enabled'] as const).map((key) => text(o, key));
+      const patch = {
+        ...(name !== undefined ? { name } : {}),
+        ...(allowed !== undefined ? { allowedDevices: list(allowed) } : {}),
+        ...(callbackUrl !== undefined ? { callbackUrl: clearable(callbackUrl) } : {}),
+        ...(eventCallbackUrl !== undefined ? { eventCallbackUrl: clearable(eventCallbackUrl) } : {}),
+        ...(enabled !== undefined ? { enabled: bool('enabled', enabled) } : {}),
+      };
+      return serviceView(await accounts.updateService(serviceId!, patch));
+    }));
+  services.command('rotate-secret').argument('<serviceId>').description('a new webhook secret; the previous one signs for 24 h more')
+    .action(action(env, async ({ accounts }, [serviceId]) => ({ webhookSecret: await accounts.rotateSecret(serviceId!) })));
+  return services;
+}
+
+function usersCommand(env: NodeJS.ProcessEnv): Command {
+  const users = new Command('users').description('users');
+  users.command('create').description('create a user')
+    .requiredOption('--country-code <code>', 'ISO 3166-1 alpha-2, upper case').option('--user-number <userNumber>', 'generated when absent')
+    .action(action(env, async ({ accounts }, _args, o) => {
+      const user = await accounts.createUser(text(o, 'countryCode')!, text(o, 'userNumber'));
+      return { userNumber: user.userNumber, countryCode: user.countryCode };
+    }));
+  users.command('delete').argument('<userNumber>').description("delete a user, unregistering the user's devices first")
+    .action(action(env, async ({ accounts }, [userNumber]) => {
+      await accounts.deleteUser(userNumber!);
+      return {};
+    }));
+  return users;
+}
+
+function tokensCommand(env: NodeJS.ProcessEnv): Command {
+  const tokens = new Command('tokens').description('access tokens');
+  tokens.command('create').argument('<userNumber>').description('issue an access token; connects the user to the service')
+    .requiredOption('--service-id <serviceId>').option('--expires-in-seconds <seconds>', 'default 86400')
+    .action(action(env, async ({ accounts }, [userNumber], o) => {
+      const expiresIn = integer('expiresInSeconds', text(o, 'expiresInSeconds'), 315_360_000);
+      const token = await accounts.issueToken(userNumber!, text(o, 'serviceId')!, expiresIn);
+      return { accessToken: token.accessToken, expiresAt: iso(token.expiresAt) };
+    }));
+  return tokens;
+}
+
+function devicesCommand(env: NodeJS.ProcessEnv): Command {
+  const devices = new Command('devices').description('devices');
+  devices.command('register').argument('<userNumber>').description("register a device to a user; prints its secret, shown once")
+    .requiredOption('--device-type <type>').requiredOption('--alias <alias>')
+    .option('--model-name <name>').option('--device-id <deviceId>').option('--group-id <groupId>', 'washtower halves only')
+    .addOption(new Option('--virtual', 'attach a simulated appliance, online at once (default: a real device, offline until it connects)'))
+    .action(action(env, async (ctx, [userNumber], o) => {
+      const { device, deviceSecret } = await ctx.devices.register(userNumber!, {
+        deviceType: text(o, 'deviceType')!,
+        alias: text(o, 'alias')!,
+        virtual: o.virtual === true,
+        ...(text(o, 'modelName') !== undefined ? { modelName: text(o, 'modelName')! } : {}),
+        ...(text(o, 'deviceId') !== undefined ? { deviceId: text(o, 'deviceId')! } : {}),
+        ...(text(o, 'groupId') !== undefined ? { groupId: text(o, 'groupId')! } : {}),
+      });
+      const { userNumbers: _users, createdAt: _created, deviceId, ...shown } = deviceView(device);
+      return { deviceId, deviceSecret, ...shown };
+    }));
+  devices.command('share').arguments('<userNumber> <deviceId>').description('share an existing device with another user of the home')
+    .action(action(env, async (ctx, [userNumber, deviceId]) => {
+      await ctx.devices.share(deviceId!, userNumber!);
+      return {};
+    }));
+  devices.command('unregister').arguments('<userNumber> <deviceId>').description('unregister a device from a user')
+    .action(action(env, async (ctx, [userNumber, deviceId]) => {
+      await ctx.devices.unregister(deviceId!, userNumber!);
+      return {};
+    }));
+  devices.command('rename').argument('<deviceId>').requiredOption('--alias <alias>').description('rename a device')
+    .action(action(env, async (ctx, [deviceId], o) => deviceView(await ctx.devices.rename(deviceId!, text(o, 'alias')!))));
+  devices.command('get').argument('<deviceId>').description('a device with its status, connection and version')
+    .action(action(env, async (ctx, [deviceId]) => {
+      const device = await ctx.devices.get(deviceId!);
+      const state = await ctx.devices.state(deviceId!);
+      return { device: deviceView(device), status: state.status, online: state.online, version: state.version };
+    }));
+  devices.command('report').arguments('<deviceId> <status>').description("report a partial status, as JSON, as the device would")
+    .action(action(env, async (ctx, [deviceId, status]) => ({ version: (await ctx.devices.report(deviceId!, json('status', status!))).version })));
+  devices.command('push').arguments('<deviceId> <pushCode>').description("raise one of the profile's notifications")
+    .action(action(env, async (ctx, [deviceId, pushCode]) => {
+      await ctx.devices.push(deviceId!, pushCode);
+      return {};
+    }));
+  devices.command('connection').arguments('<deviceId> <online>').description('mark a device online or offline (true|false)')
+    .action(action(env, async (ctx, [deviceId, online]) => {
+      await ctx.devices.setConnection(deviceId!, bool('online', online!));
+      return {};
+    }));
+  return devices;
+}
+
+function messagesCommand(env: NodeJS.ProcessEnv): Command {
+  const messages = new Command('messages').description("a service's messages and their delivery attempts");
+  messages.command('list').argument('<serviceId>').description('messages with their attempts')
+    .addOption(new Option('--status <status>').choices(MESSAGE_STATUSES)).option('--device-id <deviceId>')
+    .option('--since <time>', 'ISO 8601').option('--limit <n>', '1 to 1000; default 100')
+    .action(action(env, async ({ accounts }, [serviceId], o) => {
+      const since = text(o, 'since');
+      const found = await accounts.listMessages(serviceId!, {
+        ...(text(o, 'status') !== undefined ? { status: text(o, 'status') as MessageStatus } : {}),
+        ...(text(o, 'deviceId') !== undefined ? { deviceId: text(o, 'deviceId')! } : {}),
+        ...(since !== undefined ? { since: parseSince(since) } : {}),
+        limit: parseLimit(text(o, 'limit')),
+      });
+      return found.map(messageView);
+    }));
+  messages.command('resend').argument('<messageId>').description('put one message back to pending, due now')
+    .action(action(env, async ({ accounts }, [messageId]) => {
+      await accounts.resendMessage(messageId!);
+      return {};
+    }));
+  messages.command('recover').argument('<serviceId>').requiredOption('--since <time>', 'ISO 8601')
+    .description('put every failed message created since then back to pending')
+    .action(action(env, async ({ accounts }, [serviceId], o) => ({ resent: await accounts.recoverFailed(serviceId!, parseSince(text(o, 'since')!)) })));
+  return messages;
+}
+
+/** `admin` and its subcommands; `--database-url` (env DATABASE_URL) chooses the database. */
+export function adminCommand(env: NodeJS.ProcessEnv): Command {
+  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL'])
+    .description('manage services, users, tokens, devices and messages directly in the database');
+  for (const sub of [servicesCommand, usersCommand, tokensCommand, devicesCommand, messagesCommand]) admin.addCommand(sub(env));
+  return admin;
+}

@@ -1,0 +1,110 @@
+/** Process entry of a server: open the store, build the app, listen; drain on SIGTERM/SIGINT (DESIGN E). */
+import type { AddressInfo } from 'node:net';
+import { constants } from 'node:os';
+import { buildApp, type App } from './app.js';
+import { baseUrl, ConfigError, type Config } from './config.js';
+import { createContext, noGateway, type AppContext } from './context.js';
+import { systemClock } from './ids.js';
+import { openStore } from './store/index.js';
+
+export interface StartOptions {
+  /** Runs on the context before the server accepts requests: the sandbox seeds its world here. */
+  prepare?: (ctx: AppContext) => Promise<void>;
+  /** When the configured port is taken, listen on a free one instead of failing (the sandbox does). */
+  anyPortIfTaken?: boolean;
+}
+
+export interface RunningServer {
+  app: App;
+  ctx: AppContext;
+  /** What is listening, as a local URL: `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  /** Whether the configured port was taken and another was chosen. */
+  portTaken: boolean;
+  /** Stops accepting, lets in-flight requests finish, then closes the store. */
+  stop(): Promise<void>;
+}
+
+/** The configured port is in use by another process: a setting that cannot be used, so the CLI exits 2. */
+export class PortInUseError extends ConfigError {
+  constructor(host: string, port: number) {
+    super(`Port ${port} on ${host} is already in use; choose another with PORT or --port (0 picks a free one).`);
+    this.name = 'PortInUseError';
+  }
+}
+
+function isAddressInUse(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE';
+}
+
+function localUrl(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+async function listen(app: App, config: Config, anyPortIfTaken: boolean): Promise<{ address: AddressInfo; portTaken: boolean }> {
+  try {
+    await app.server.listen({ host: config.host, port: config.port });
+    return { address: app.server.server.address() as AddressInfo, portTaken: false };
+  } catch (error) {
+    if (!isAddressInUse(error)) throw error;
+    if (!anyPortIfTaken) throw new PortInUseError(config.host, config.port);
+    await app.server.listen({ host: config.host, port: 0 });
+    return { address: app.server.server.address() as AddressInfo, portTaken: true };
+  }
+}
+
+/** Opens the store (openStore migrates it), builds the app on it and listens on config.host:config.port. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const store = await openStore(config.databaseUrl);
+  let app: App | undefined;
+  try {
+    const ctx = createContext(config, store, systemClock, { real: noGateway });
+    app = await buildApp(ctx);
+    await options.prepare?.(ctx);
+    const { address, portTaken } = await listen(app, config, options.anyPortIfTaken ?? false);
+    const url = localUrl(address);
+    app.server.log.info(
+      { baseUrl: baseUrl(config), listening: url, region: config.region, phase: config.phase, version: config.version },
+      `appliance-cloud ${config.mode} listening on ${url}, serving ${baseUrl(config)}`,
+    );
+    const server = app;
+    let stopping: Promise<void> | undefined;
+    const stop = () => (stopping ??= server.server.close().then(() => store.close()));
+    return { app, ctx, url, port: address.port, portTaken, stop };
+  } catch (error) {
+    await app?.server.close();
+    await store.close();
+    throw error;
+  }
+}
+
+/**
+ * SIGTERM or SIGINT drains the server and exits 0; a second signal while draining exits at once,
+ * for an operator who does not want to wait for slow requests.
+ */
+export function installSignalHandlers(server: RunningServer): void {
+  const log = server.app.server.log;
+  let draining = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (draining) {
+      log.warn({ signal }, 'second signal while draining: exiting now');
+      process.exit(128 + constants.signals[signal]);
+    }
+    draining = true;
+    log.info({ signal }, 'draining: no new connections; finishing requests in flight');
+    server.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'failed to drain');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

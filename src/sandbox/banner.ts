@@ -1,0 +1,61 @@
+/** What the sandbox prints at start, as plain text for a person: where it is and how to call it. */
+import { newMessageId } from '../ids.js';
+import type { SandboxWorld } from './world.js';
+
+export interface BannerPlace {
+  /** What is listening: `http://127.0.0.1:8080`. */
+  localUrl: string;
+  /** The public base URL of DESIGN A.1 the local URL stands for. */
+  baseUrl: string;
+  requestedPort: number;
+  portTaken: boolean;
+  credentialsFile: string;
+}
+
+/** Quotes a value for a POSIX shell. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A ready `curl` for GET /devices with the five mandatory headers and a fresh message id. */
+export function curlLine(world: SandboxWorld, localUrl: string): string {
+  const { credentials } = world;
+  const headers = [
+    `Authorization: Bearer ${credentials.accessToken}`,
+    `x-country-code: ${world.countryCode}`,
+    `x-message-id: ${newMessageId()}`,
+    `x-service-id: ${credentials.serviceId}`,
+    `x-service-key: ${credentials.serviceKey}`,
+  ];
+  return ['curl -s', shellQuote(`${localUrl}/devices`), ...headers.map((h) => `-H ${shellQuote(h)}`)].join(' ');
+}
+
+export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
+  const { credentials } = world;
+  const width = Math.max(...world.devices.map((d) => d.deviceType.length));
+  const lines = [
+    '',
+    'appliance-cloud sandbox — virtual appliances of every type, phase QA',
+    '',
+    ...(place.portTaken ? [`  PORT ${place.requestedPort} is taken, so the sandbox listens on port ${new URL(place.localUrl).port} instead.`, ''] : []),
+    `  local URL       ${place.localUrl}`,
+    `  stands for      ${place.baseUrl}`,
+    `  docs            ${place.localUrl}/docs`,
+    '',
+    `  serviceId       ${credentials.serviceId}`,
+    `  serviceKey      ${credentials.serviceKey}`,
+    `  accessToken     ${credentials.accessToken}  (expires ${new Date(credentials.accessTokenExpiresAt).toISOString()})`,
+    `  userNumber      ${credentials.userNumber}  (country ${world.countryCode})`,
+    `  adminToken      ${credentials.adminToken}`,
+    `  webhookSecret   ${credentials.webhookSecret}`,
+    `  saved in        ${place.credentialsFile}`,
+    '',
+    '  devices',
+    ...world.devices.map((d) => `    ${d.deviceType.padEnd(width)}  ${d.deviceId}`),
+    '',
+    '  first call',
+    `    ${curlLine(world, place.localUrl)}`,
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
+}

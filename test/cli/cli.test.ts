@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './process.js';
+
+describe('appliance-cloud (a real process)', () => {
+  it('--help lists the commands', async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    for (const command of ['sandbox', 'serve', 'migrate', 'admin']) expect(stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+  });
+
+  it('serve without ADMIN_TOKEN exits 2 and says why', async () => {
+    const { code, stderr } = await runCli(['serve', '--port', '0', '--database-url', 'sqlite::memory:']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('ADMIN_TOKEN is required by `serve`');
+  });
+
+  it('serve on a taken PORT exits 2 and says so', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await runCli(['serve', '--host', '127.0.0.1', '--port', String(port)], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:' });
+      expect(code).toBe(2);
+      expect(stderr).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('a setting that cannot be used exits 2', async () => {
+    const { code, stderr } = await runCli(['serve', '--admin-token', 't', '--region', 'MARS']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('REGION must be one of KIC, EIC, AIC; got "MARS"');
+  });
+});
+
+describe('appliance-cloud admin (a real process on a SQLite file)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  const admin = async (...args: string[]) => {
+    const result = await runCli(['admin', ...args], env);
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-admin-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // One process per step, each building on the one before, as an operator would type them.
+  const made: { serviceId?: string } = {};
+
+  it('services create prints the id, key and webhook secret', async () => {
+    const service = await admin('services', 'create', '--name', 'Partner', '--allowed-devices', 'DEVICE_WASHER,DEVICE_DRYER');
+    expect(Object.keys(service).sort()).toEqual(['serviceId', 'serviceKey', 'webhookSecret']);
+    expect(service.webhookSecret).toMatch(/^whsec_/);
+    made.serviceId = String(service.serviceId);
+  });
+
+  it('users create prints the user', async () => {
+    expect(await admin('users', 'create', '--country-code', 'KR', '--user-number', 'cli-user')).toEqual({ userNumber: 'cli-user', countryCode: 'KR' });
+  });
+
+  it('tokens create prints a token and when it expires', async () => {
+    const token = await admin('tokens', 'create', 'cli-user', '--service-id', made.serviceId!);
+    expect(token.accessToken).toEqual(expect.any(String));
+    expect(Date.parse(String(token.expiresAt))).toBeGreaterThan(Date.now());
+  });
+
+  it('devices register prints the device with its secret', async () => {
+    const device = await admin('devices', 'register', 'cli-user', '--device-type', 'DEVICE_WASHER', '--alias', 'Washer', '--virtual');
+    expect(device).toMatchObject({ deviceType: 'DEVICE_WASHER', alias: 'Washer', virtual: true, online: true });
+    expect(device.deviceSecret).toEqual(expect.any(String));
+  });
+
+  it('prints a refused call as `error <code>: <message>` and exits 1', async () => {
+    const { code, stdout, stderr } = await runCli(['admin', 'services', 'get', 'svc_missing'], env);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trim()).toBe('error 1305: Service svc_missing does not exist.');
+  });
+});

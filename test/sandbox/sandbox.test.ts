@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVICE_TYPES } from '../../src/catalog/index.js';
+import { exitCode, startCli, stdoutUntil } from '../cli/process.js';
+
+interface Banner {
+  localUrl: string;
+  baseUrl: string;
+  serviceId: string;
+  accessToken: string;
+  devices: { deviceType: string; deviceId: string }[];
+  /** The headers of the printed curl line. */
+  curlHeaders: Record<string, string>;
+  curlUrl: string;
+  text: string;
+}
+
+function field(text: string, name: string): string {
+  const value = new RegExp(`^\\s+${name}\\s+(\\S+)`, 'm').exec(text)?.[1];
+  if (!value) throw new Error(`no ${name} in:\n${text}`);
+  return value;
+}
+
+function parseBanner(text: string): Banner {
+  const curl = /^\s+(curl .*)$/m.exec(text)![1]!;
+  const quoted = [...curl.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+  const curlHeaders = Object.fromEntries(quoted.slice(1).map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  return {
+    localUrl: field(text, 'local URL'),
+    baseUrl: field(text, 'stands for'),
+    serviceId: field(text, 'serviceId'),
+    accessToken: field(text, 'accessToken'),
+    devices: [...text.matchAll(/^\s+(DEVICE_[A-Z_]+)\s+(\S+)$/gm)].map((m) => ({ deviceType: m[1]!, deviceId: m[2]! })),
+    curlHeaders,
+    curlUrl: quoted[0]!,
+    text,
+  };
+}
+
+const BANNER_PRINTED = /^\s+curl .*\n/m;
+
+/** Starts the sandbox, waits for `ready` on stdout, hands the banner to `use`, then stops it with SIGTERM. */
+async function withSandbox(env: Record<string, string>, use: (banner: Banner) => Promise<void>, ready = BANNER_PRINTED): Promise<number | null> {
+  const child = startCli(['sandbox'], env);
+  try {
+    await use(parseBanner(await stdoutUntil(child, ready)));
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return exitCode(child);
+}
+
+async function listDevices(banner: Banner) {
+  const res = await fetch(banner.curlUrl, { headers: banner.curlHeaders });
+  return { status: res.status, body: (await res.json()) as { response: { deviceId: string; deviceInfo: { deviceType: string } }[] } };
+}
+
+describe('appliance-cloud sandbox (a real process)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let first: Banner;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-sandbox-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'world.db')}`, PORT: '0', LOG_LEVEL: 'info' };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints its world, answers GET /devices with every type over HTTP, and drains on SIGTERM', async () => {
+    const code = await withSandbox(env, async (banner) => {
+      first = banner;
+      expect(banner.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(banner.baseUrl).toBe('https://kic-qa-ext.appliance-cloud.example');
+      expect(banner.text).toContain(`${banner.localUrl}/docs`);
+      for (const name of ['serviceKey', 'userNumber', 'adminToken', 'webhookSecret']) expect(field(banner.text, name)).toBeTruthy();
+      expect(banner.devices.map((d) => d.deviceType)).toEqual([...DEVICE_TYPES]);
+      expect(Object.keys(banner.curlHeaders).sort()).toEqual(['Authorization', 'x-country-code', 'x-message-id', 'x-service-id', 'x-service-key']);
+      expect(banner.curlHeaders['x-message-id']).toMatch(/^[A-Za-z0-9_-]{22}$/);
+
+      const { status, body } = await listDevices(banner);
+      expect(status).toBe(200);
+      expect(body.response).toHaveLength(14);
+      expect(body.response.map((d) => d.deviceId).sort()).toEqual(banner.devices.map((d) => d.deviceId).sort());
+    }, /"baseUrl":"https:\/\/kic-qa-ext\.appliance-cloud\.example"/); // the JSON log line of the start names the base URL too
+    expect(code).toBe(0);
+    const file = join(dir, 'sandbox.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ serviceId: first.serviceId, accessToken: first.accessToken });
+  });
+
+  it('keeps the same world when run again, renewing a token it cannot reuse, and says so when PORT is taken', async () => {
+    const file = join(dir, 'sandbox.json');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), accessToken: 'revoked-or-unknown' }));
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const code = await withSandbox({ ...env, PORT: String(port) }, async (banner) => {
+        expect(banner.text).toContain(`PORT ${port} is taken`);
+        expect(banner.localUrl).not.toBe(`http://127.0.0.1:${port}`);
+        expect(banner.serviceId).toBe(first.serviceId);
+        expect(banner.devices).toEqual(first.devices);
+        expect(banner.accessToken).not.toBe('revoked-or-unknown');
+        expect((await listDevices(banner)).body.response).toHaveLength(14);
+      });
+      expect(code).toBe(0);
+    } finally {
+      taken.close();
+    }
+  });
+});
