@@ -1,0 +1,64 @@
+/**
+ * The MQTT topic contract of DESIGN B, pure: every device lives under `appliance/{deviceId}/`, and
+ * the embedded broker lets a device publish and subscribe only there.
+ */
+import { isDeviceId } from '../ids.js';
+
+const TOPIC_ROOT = 'appliance';
+
+/** What the device sends (state, push, connection, command/result) and what it receives (command). */
+export type TopicKind = 'state' | 'push' | 'connection' | 'command' | 'command/result';
+
+export const TOPIC_KINDS: readonly TopicKind[] = ['state', 'push', 'connection', 'command', 'command/result'];
+
+/** The kinds a device publishes; `command` is the cloud's. */
+const DEVICE_PUBLISHES: ReadonlySet<TopicKind> = new Set(['state', 'push', 'connection', 'command/result']);
+
+export interface DeviceTopic {
+  deviceId: string;
+  kind: TopicKind;
+}
+
+export function topicOf(deviceId: string, kind: TopicKind): string {
+  return `${TOPIC_ROOT}/${deviceId}/${kind}`;
+}
+
+/** A concrete topic (no wildcards) as device id and kind, or null when it is not one of the contract's. */
+export function parseTopic(topic: string): DeviceTopic | null {
+  const prefix = `${TOPIC_ROOT}/`;
+  if (!topic.startsWith(prefix)) return null;
+  const rest = topic.slice(prefix.length);
+  const slash = rest.indexOf('/');
+  if (slash < 0) return null;
+  const deviceId = rest.slice(0, slash);
+  const kind = TOPIC_KINDS.find((k) => k === rest.slice(slash + 1));
+  if (!kind || !isDeviceId(deviceId)) return null;
+  return { deviceId, kind };
+}
+
+/** A device may publish state, push, connection and command results, all under its own prefix. */
+export function mayPublish(deviceId: string, topic: string): boolean {
+  const parsed = parseTopic(topic);
+  return parsed !== null && parsed.deviceId === deviceId && DEVICE_PUBLISHES.has(parsed.kind);
+}
+
+/** A device may subscribe to its own command topic and nothing else (no wildcards, no `$share`). */
+export function maySubscribe(deviceId: string, topicFilter: string): boolean {
+  return topicFilter === topicOf(deviceId, 'command');
+}
+
+/** The device → cloud kinds that are consumed once per deployment (through a shared subscription). */
+const SHARED_KINDS = ['state', 'push'] as const satisfies readonly TopicKind[];
+
+/** The device → cloud kinds that every node consumes itself (see bridge.ts for why). */
+const PER_NODE_KINDS = ['connection', 'command/result'] as const satisfies readonly TopicKind[];
+
+/**
+ * The filters the cloud subscribes to. With a `sharedGroup`, reports and pushes go through
+ * `$share/{group}/…` so that several nodes on one external broker each get a share, not a copy.
+ */
+export function serviceFilters(sharedGroup: string | null): string[] {
+  const all = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;
+  const shared = SHARED_KINDS.map((kind) => (sharedGroup ? `$share/${sharedGroup}/${all(kind)}` : all(kind)));
+  return [...shared, ...PER_NODE_KINDS.map(all)];
+}

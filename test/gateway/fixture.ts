@@ -1,0 +1,138 @@
+/**
+ * A cloud with its MQTT gateway on the embedded broker (ephemeral port) or on the Mosquitto at
+ * 127.0.0.1:1883, a partner world to call it with, and real devices that connect with their secrets.
+ */
+import { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { connectAsync } from 'mqtt';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { randomId, systemClock } from '../../src/ids.js';
+import type { Metrics } from '../../src/metrics.js';
+import { DeviceClient, type DeviceClientOptions } from '../../src/gateway/device-client.js';
+import { deferredChannel, startGateway, type Gateway } from '../../src/gateway/index.js';
+import { topicOf } from '../../src/gateway/topics.js';
+import { openStore } from '../../src/store/index.js';
+import { createWorld, type World } from '../helpers/app.js';
+
+export const MOSQUITTO_URL = 'mqtt://127.0.0.1:1883';
+export type BrokerKind = 'embedded' | 'mosquitto';
+
+/** Whether something accepts TCP connections on the Mosquitto port. */
+export async function mosquittoReachable(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.connect(1883, '127.0.0.1');
+  });
+}
+
+/** The model every gateway test uses: simple flat resources, a push code and writable enums. */
+export const DEVICE_TYPE = 'DEVICE_DEHUMIDIFIER';
+
+export interface RealDevice {
+  deviceId: string;
+  secret: string;
+}
+
+export interface Cloud {
+  app: FastifyInstance;
+  ctx: AppContext;
+  metrics: Metrics;
+  gateway: Gateway;
+  world: World;
+  /** Where devices connect. */
+  url: string;
+  /** Registers a real (MQTT) device to the world's user, with an id unique on a shared broker. */
+  addDevice(): Promise<RealDevice>;
+  /** Connects a device client; it is closed with the cloud. */
+  connect(device: RealDevice, options?: Partial<DeviceClientOptions>): Promise<DeviceClient>;
+  /** Another node of the same deployment: a second gateway over the same store and shared group. */
+  addNode(): Promise<Gateway>;
+  close(): Promise<void>;
+}
+
+export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number } = {}): Promise<Cloud> {
+  const settings = {
+    CONTROL_TIMEOUT_MS: String(options.controlTimeoutMs ?? 5000),
+    ...(broker === 'mosquitto' ? { MQTT_URL: MOSQUITTO_URL } : {}),
+  };
+  const config = loadConfig('test', settings);
+  const store = await openStore('sqlite::memory:');
+  const real = deferredChannel();
+  const ctx = createContext(config, store, systemClock, { real });
+  let gateway: Gateway | null = null;
+  const { server: app, metrics } = await buildApp(ctx, { broker: () => gateway?.connected() ?? false });
+  await app.ready();
+  // A group per test, so that tests sharing one Mosquitto never take each other's reports.
+  const sharedGroup = `test-${randomId(6)}`;
+  const start = () =>
+    startGateway({
+      config,
+      devices: ctx.devices,
+      store,
+      logger: app.log,
+      metrics,
+      sharedGroup,
+      ...(broker === 'embedded' ? { listen: { port: 0, host: '127.0.0.1' } } : {}),
+    });
+  const started = await start();
+  gateway = started;
+  real.attach(started.channel);
+  const nodes: Gateway[] = [started];
+  const world = await createWorld(ctx, { deviceTypes: [] });
+  const url = broker === 'mosquitto' ? MOSQUITTO_URL : `mqtt://127.0.0.1:${started.port}`;
+  const clients: DeviceClient[] = [];
+  const deviceIds: string[] = [];
+
+  return {
+    app,
+    ctx,
+    metrics,
+    gateway: started,
+    world,
+    url,
+    async addDevice() {
+      const { device, deviceSecret } = await ctx.devices.register(world.userNumber, {
+        deviceType: DEVICE_TYPE,
+        deviceId: `gw-${randomId(9)}`,
+        alias: 'Basement dehumidifier',
+        virtual: false,
+      });
+      deviceIds.push(device.deviceId);
+      world.devices.push({ deviceId: device.deviceId, deviceType: device.deviceType });
+      return { deviceId: device.deviceId, secret: deviceSecret };
+    },
+    async connect(device, extra = {}) {
+      const client = await DeviceClient.connect({ url, deviceId: device.deviceId, secret: device.secret, ...extra });
+      clients.push(client);
+      return client;
+    },
+    async addNode() {
+      const node = await start();
+      nodes.push(node);
+      return node;
+    },
+    async close() {
+      await Promise.all(clients.map((client) => client.mqtt.endAsync(true)));
+      for (const node of nodes) await node.close();
+      if (broker === 'mosquitto' && deviceIds.length) await clearRetained(deviceIds);
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+/** Leaves the shared Mosquitto as it was: a zero-length retained message deletes the retained one. */
+async function clearRetained(deviceIds: string[]): Promise<void> {
+  const client = await connectAsync(MOSQUITTO_URL, { clientId: `cleanup-${randomId(6)}`, reconnectPeriod: 0 });
+  for (const deviceId of deviceIds) await client.publishAsync(topicOf(deviceId, 'connection'), '', { qos: 1, retain: true });
+  await client.endAsync();
+}

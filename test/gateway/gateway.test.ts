@@ -1,0 +1,262 @@
+import { connectAsync } from 'mqtt';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DeviceClient } from '../../src/gateway/device-client.js';
+import { topicOf } from '../../src/gateway/topics.js';
+import type { PushType } from '../../src/store/store.js';
+import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
+
+const MOSQUITTO_UP = await mosquittoReachable();
+if (!MOSQUITTO_UP) console.warn('Mosquitto is not reachable at 127.0.0.1:1883: the external-broker gateway tests are skipped.');
+
+const BROKERS: { broker: BrokerKind; skip: boolean }[] = [
+  { broker: 'embedded', skip: false },
+  { broker: 'mosquitto', skip: !MOSQUITTO_UP },
+];
+
+const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
+
+/** The cloud's view of a device and the messages it recorded for the world's service. */
+function probes(cloud: Cloud) {
+  return {
+    state: (deviceId: string) => cloud.ctx.devices.state(deviceId),
+    async messages(deviceId: string, pushType: PushType) {
+      const all = await cloud.ctx.store.listMessages(cloud.world.serviceId, { deviceId });
+      return all.filter((m) => m.pushType === pushType).map((m) => JSON.parse(m.body) as { push?: Record<string, unknown>; event?: Record<string, unknown> });
+    },
+    async rejected() {
+      const metric = await cloud.metrics.reportsRejected.get();
+      return metric.values.find((v) => v.labels.source === 'mqtt')?.value ?? 0;
+    },
+    /** Subscriptions straight in the store: what the gateway records depends on them, not on how they were made. */
+    async subscribeEvents(deviceId: string) {
+      const { serviceId, userNumber } = cloud.world;
+      const now = Date.now();
+      expect(await cloud.ctx.store.upsertEventSubscription({ serviceId, userNumber, deviceId, expiresAt: now + 3_600_000 }, now, 100)).toBe('created');
+    },
+    async subscribePush(deviceId: string) {
+      expect(await cloud.ctx.store.addPushSubscription(cloud.world.serviceId, cloud.world.userNumber, deviceId, Date.now())).toBe(true);
+    },
+    call(method: 'GET' | 'POST', url: string, payload?: object) {
+      const headers = cloud.world.headers(payload ? { 'content-type': 'application/json' } : {});
+      return cloud.app.inject({ method, url, headers, ...(payload ? { payload: JSON.stringify(payload) } : {}) });
+    },
+  };
+}
+
+for (const { broker, skip } of BROKERS) describe.skipIf(skip)(`MQTT gateway on the ${broker} broker (DESIGN B)`, () => {
+  let cloud: Cloud;
+  let p: ReturnType<typeof probes>;
+  let device: RealDevice;
+
+  beforeEach(async () => {
+    cloud = await startCloud(broker, { controlTimeoutMs: 1500 });
+    p = probes(cloud);
+    device = await cloud.addDevice();
+    expect((await p.call('GET', '/devices')).statusCode).toBe(200);
+  });
+  afterEach(() => cloud.close());
+
+  it('marks a device online by its connection message and turns reports into status and DEVICE_STATUS', async () => {
+    expect((await p.state(device.deviceId)).online).toBe(false);
+    await p.subscribeEvents(device.deviceId);
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const before = await p.state(device.deviceId);
+
+    await client.report({ humidity: { currentHumidity: 61 } });
+    await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 61, targetHumidity: 55 } }));
+    expect((await p.state(device.deviceId)).version).toBe(before.version + 1);
+    const [message] = await p.messages(device.deviceId, 'DEVICE_STATUS');
+    expect(message?.event).toEqual({
+      pushType: 'DEVICE_STATUS',
+      serviceId: cloud.world.serviceId,
+      deviceId: device.deviceId,
+      deviceType: 'DEVICE_DEHUMIDIFIER',
+      report: { humidity: { currentHumidity: 61 } },
+      userList: [cloud.world.userNumber],
+    });
+    expect(cloud.gateway.connected()).toBe(true);
+  });
+
+  it('turns a push code into DEVICE_PUSH for a subscribed service', async () => {
+    await p.subscribePush(device.deviceId);
+    const client = await cloud.connect(device);
+    await client.push('WATER_IS_FULL');
+    await waitFor(async () => expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toHaveLength(1));
+    const [message] = await p.messages(device.deviceId, 'DEVICE_PUSH');
+    expect(message?.push).toEqual({
+      pushType: 'DEVICE_PUSH',
+      serviceId: cloud.world.serviceId,
+      deviceId: device.deviceId,
+      pushCode: 'WATER_IS_FULL',
+      deviceType: 'DEVICE_DEHUMIDIFIER',
+      userList: [cloud.world.userNumber],
+    });
+  });
+
+  it('refuses, counts and never stores what does not fit the profile or the contract', async () => {
+    await p.subscribeEvents(device.deviceId);
+    await p.subscribePush(device.deviceId);
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const before = await p.state(device.deviceId);
+
+    await client.report({ humidity: { currentHumidity: 'wet' } });
+    await client.report({ humidity: { targetHumidity: 56 } });
+    await client.push('DOOR_IS_OPEN');
+    await client.mqtt.publishAsync(topicOf(device.deviceId, 'state'), '{"humidity":', { qos: 1 });
+    // Per device, messages are handled in order: once this one is stored, the four before it were handled.
+    await client.report({ humidity: { currentHumidity: 40 } });
+    await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 40 } }));
+
+    expect(await p.rejected()).toBe(4);
+    expect((await p.state(device.deviceId)).version).toBe(before.version + 1);
+    expect((await p.messages(device.deviceId, 'DEVICE_STATUS')).map((m) => m.event?.report)).toEqual([{ humidity: { currentHumidity: 40 } }]);
+    expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toEqual([]);
+  });
+
+  it('sends a command to the device and answers with the status it returns', async () => {
+    const received: unknown[] = [];
+    await cloud.connect(device, {
+      onCommand: (command) => {
+        received.push(command);
+        return { ok: true, status: command };
+      },
+    });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toMatchObject({ airFlow: { windStrengthLevel: 'LOW' }, humidity: { targetHumidity: 55 } });
+    expect(received).toEqual([{ airFlow: { windStrengthLevel: 'LOW' } }]);
+    expect((await p.state(device.deviceId)).status).toMatchObject({ airFlow: { windStrengthLevel: 'LOW' } });
+  });
+
+  it("answers with the device's refusal code, or 2208 when it gives none", async () => {
+    let refusal: { ok: false; code?: string; message?: string } = { ok: false, code: '2302', message: 'The dehumidifier is defrosting.' };
+    await cloud.connect(device, { onCommand: () => refusal });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toEqual({ code: '2302', message: 'The dehumidifier is defrosting.' });
+
+    refusal = { ok: false };
+    const bare = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(bare.json().error).toEqual({ code: '2208', message: `Device ${device.deviceId} refused the command: no reason given.` });
+    expect((await p.state(device.deviceId)).status).toMatchObject({ airFlow: { windStrengthLevel: 'HIGH' } });
+  });
+
+  it('answers 2209 when the device does not answer within the control timeout', async () => {
+    await cloud.connect(device, { onCommand: () => new Promise(() => undefined) });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toEqual({ code: '2209', message: `Device ${device.deviceId} did not answer the command: it did not answer within 1500 ms.` });
+  });
+
+  it('marks a device offline by its will after an abrupt disconnect', async () => {
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    client.mqtt.stream.destroy();
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(false));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.json().error.code).toBe('1222');
+  });
+
+  it('marks a device offline when it says so before a clean disconnect', async () => {
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    await client.close();
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(false));
+  });
+});
+
+describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external broker', () => {
+  let cloud: Cloud;
+  let p: ReturnType<typeof probes>;
+  let device: RealDevice;
+
+  beforeEach(async () => {
+    cloud = await startCloud('mosquitto', { controlTimeoutMs: 1500 });
+    p = probes(cloud);
+    device = await cloud.addDevice();
+    expect((await p.call('GET', '/devices')).statusCode).toBe(200);
+  });
+  afterEach(() => cloud.close());
+
+  it('processes each push once and brings a command result to the node that waits for it', async () => {
+    await cloud.addNode();
+    await p.subscribePush(device.deviceId);
+    const client = await cloud.connect(device, { onCommand: (command) => ({ ok: true, status: command }) });
+    for (let i = 0; i < 6; i++) await client.push('WATER_IS_FULL');
+    await waitFor(async () => expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toHaveLength(6));
+
+    // Commands go out through the first node; the second sees every result and ignores it.
+    for (const level of ['LOW', 'HIGH', 'LOW']) {
+      const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: level } });
+      expect(res.json().response).toMatchObject({ airFlow: { windStrengthLevel: level } });
+    }
+    expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toHaveLength(6);
+  });
+
+  it('learns from the retained connection message that a device is online when a node starts', async () => {
+    await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    // A stale flag, as after a restart; a node that starts now gets the retained `online: true`.
+    await cloud.ctx.store.setOnline(device.deviceId, false);
+    await cloud.addNode();
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+  });
+});
+
+describe('embedded broker access rules (DESIGN B)', () => {
+  let cloud: Cloud;
+  let p: ReturnType<typeof probes>;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded');
+    p = probes(cloud);
+  });
+  afterEach(() => cloud.close());
+
+  it('refuses a wrong secret, an unknown device and a client id that is not the device id', async () => {
+    const device = await cloud.addDevice();
+    const connect = (deviceId: string, secret: string) => DeviceClient.connect({ url: cloud.url, deviceId, secret, reconnectPeriod: 0 });
+    await expect(connect(device.deviceId, 'not-the-secret')).rejects.toThrow(/bad user ?name or password/i);
+    await expect(connect('no-such-device', device.secret)).rejects.toThrow(/bad user ?name or password/i);
+    const borrowed = connectAsync(cloud.url, { clientId: 'someone-else', username: device.deviceId, password: device.secret, reconnectPeriod: 0 }, false);
+    await expect(borrowed).rejects.toThrow(/not authorized/i);
+    expect((await p.state(device.deviceId)).online).toBe(false);
+  });
+
+  it("refuses to let a device publish to or subscribe under another device's topics", async () => {
+    const [intruder, victim] = [await cloud.addDevice(), await cloud.addDevice()];
+    const victimClient = await cloud.connect(victim);
+    const intruderClient = await cloud.connect(intruder, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(intruder.deviceId)).online).toBe(true));
+    const victimBefore = await p.state(victim.deviceId);
+
+    // Refused in the SUBACK (0x80), which mqtt.js turns into an error.
+    await expect(intruderClient.mqtt.subscribeAsync(topicOf(victim.deviceId, 'command'), { qos: 1 })).rejects.toThrow(/Subscribe error/);
+
+    // MQTT 3.1.1 has no negative PUBACK: the broker drops the connection, and the will says offline.
+    const closed = new Promise<void>((resolve) => intruderClient.mqtt.once('close', () => resolve()));
+    intruderClient.mqtt.publish(topicOf(victim.deviceId, 'state'), JSON.stringify({ humidity: { currentHumidity: 99 } }), { qos: 1 });
+    await closed;
+    await waitFor(async () => expect((await p.state(intruder.deviceId)).online).toBe(false));
+
+    // The victim's own report after it still lands, and is the only change.
+    await victimClient.report({ humidity: { currentHumidity: 45 } });
+    await waitFor(async () => expect((await p.state(victim.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 45 } }));
+    expect((await p.state(victim.deviceId)).version).toBe(victimBefore.version + 1);
+  });
+
+  it('marks the devices it served offline when it closes', async () => {
+    const device = await cloud.addDevice();
+    await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    await cloud.gateway.close();
+    expect((await p.state(device.deviceId)).online).toBe(false);
+  });
+});
