@@ -3,14 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
 import { baseUrl, ConfigError, type Config } from './config.js';
-import { createContext, noGateway, type AppContext } from './context.js';
+import { createContext, type AppContext } from './context.js';
+import { deferredChannel, startGateway, type Gateway } from './gateway/index.js';
 import { systemClock } from './ids.js';
 import { openStore } from './store/index.js';
 
 export interface StartOptions {
   /** Runs on the context before the server accepts requests: the sandbox seeds its world here. */
   prepare?: (ctx: AppContext) => Promise<void>;
-  /** When the configured port is taken, listen on a free one instead of failing (the sandbox does). */
+  /** When the configured HTTP or MQTT port is taken, listen on a free one instead of failing (the sandbox does). */
   anyPortIfTaken?: boolean;
 }
 
@@ -22,14 +23,16 @@ export interface RunningServer {
   port: number;
   /** Whether the configured port was taken and another was chosen. */
   portTaken: boolean;
+  /** The embedded MQTT broker's port (null with an external broker or none), and whether MQTT_PORT was taken. */
+  mqtt: { port: number | null; portTaken: boolean };
   /** Stops accepting, lets in-flight requests finish, then closes the store. */
   stop(): Promise<void>;
 }
 
 /** The configured port is in use by another process: a setting that cannot be used, so the CLI exits 2. */
 export class PortInUseError extends ConfigError {
-  constructor(host: string, port: number) {
-    super(`Port ${port} on ${host} is already in use; choose another with PORT or --port (0 picks a free one).`);
+  constructor(host: string, port: number, setting = 'PORT or --port') {
+    super(`Port ${port} on ${host} is already in use; choose another with ${setting} (0 picks a free one).`);
     this.name = 'PortInUseError';
   }
 }
@@ -55,26 +58,47 @@ async function listen(app: App, config: Config, anyPortIfTaken: boolean): Promis
   }
 }
 
+/** The gateway of the settings; with `anyPortIfTaken`, a taken MQTT_PORT falls back to a free port. */
+async function startMqtt(config: Config, ctx: AppContext, app: App, anyPortIfTaken: boolean): Promise<{ gateway: Gateway; portTaken: boolean }> {
+  const deps = { config, devices: ctx.devices, store: ctx.store, logger: app.server.log, metrics: app.metrics };
+  try {
+    return { gateway: await startGateway(deps), portTaken: false };
+  } catch (error) {
+    if (!isAddressInUse(error)) throw error;
+    if (!anyPortIfTaken) throw new PortInUseError(config.host, config.mqttPort, 'MQTT_PORT or --mqtt-port');
+    return { gateway: await startGateway({ ...deps, listen: { port: 0, host: config.host } }), portTaken: true };
+  }
+}
+
 /** Opens the store (openStore migrates it), builds the app on it and listens on config.host:config.port. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = await openStore(config.databaseUrl);
   let app: App | undefined;
+  let gateway: Gateway | undefined;
   try {
-    const ctx = createContext(config, store, systemClock, { real: noGateway });
-    app = await buildApp(ctx);
+    // Devices needs the real devices' channel and the gateway needs Devices: the channel is attached once it runs.
+    const real = deferredChannel();
+    const ctx = createContext(config, store, systemClock, { real });
+    app = await buildApp(ctx, { broker: () => gateway !== undefined && (gateway.mode === 'disabled' || gateway.connected()) });
+    const mqtt = await startMqtt(config, ctx, app, options.anyPortIfTaken ?? false);
+    gateway = mqtt.gateway;
+    real.attach(gateway.channel);
     await options.prepare?.(ctx);
     const { address, portTaken } = await listen(app, config, options.anyPortIfTaken ?? false);
     const url = localUrl(address);
     app.server.log.info(
-      { baseUrl: baseUrl(config), listening: url, region: config.region, phase: config.phase, version: config.version },
+      { baseUrl: baseUrl(config), listening: url, mqttPort: gateway.port, region: config.region, phase: config.phase, version: config.version },
       `appliance-cloud ${config.mode} listening on ${url}, serving ${baseUrl(config)}`,
     );
     const server = app;
+    const broker = gateway;
     let stopping: Promise<void> | undefined;
-    const stop = () => (stopping ??= server.server.close().then(() => store.close()));
-    return { app, ctx, url, port: address.port, portTaken, stop };
+    // Order matters: no new requests, then no new device traffic, then the database.
+    const stop = () => (stopping ??= server.server.close().then(() => broker.close()).then(() => store.close()));
+    return { app, ctx, url, port: address.port, portTaken, mqtt: { port: gateway.port, portTaken: mqtt.portTaken }, stop };
   } catch (error) {
     await app?.server.close();
+    await gateway?.close();
     await store.close();
     throw error;
   }

@@ -9,6 +9,8 @@ export interface BannerPlace {
   baseUrl: string;
   requestedPort: number;
   portTaken: boolean;
+  /** The embedded MQTT broker devices connect to (null when there is none), and whether MQTT_PORT was taken. */
+  mqtt: { port: number | null; requestedPort: number; portTaken: boolean };
   credentialsFile: string;
 }
 
@@ -41,6 +43,9 @@ export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
     `  local URL       ${place.localUrl}`,
     `  stands for      ${place.baseUrl}`,
     `  docs            ${place.localUrl}/docs`,
+    ...(place.mqtt.port === null ? [] : [
+      `  MQTT broker     mqtt://${new URL(place.localUrl).hostname}:${place.mqtt.port}${place.mqtt.portTaken ? `  (MQTT_PORT ${place.mqtt.requestedPort} is taken)` : ''}`,
+    ]),
     '',
     `  serviceId       ${credentials.serviceId}`,
     `  serviceKey      ${credentials.serviceKey}`,

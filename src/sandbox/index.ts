@@ -31,6 +31,7 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
     baseUrl: baseUrl(config),
     requestedPort: config.port,
     portTaken: server.portTaken,
+    mqtt: { ...server.mqtt, requestedPort: config.mqttPort },
     credentialsFile: file,
   });
   process.stdout.write(banner);
