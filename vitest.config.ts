@@ -1,9 +1,37 @@
+import { createConnection } from 'node:net';
 import { defineConfig } from 'vitest/config';
+
+/** The PostgreSQL the suite also runs on: DATABASE_URL when it names one, else the local server. */
+const POSTGRES_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostname, port: Number(port || 5432), timeout: 1000 });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.once('connect', () => done(true)).once('error', () => done(false)).once('timeout', () => done(false));
+  });
+}
+
+const postgres = await reachable(POSTGRES_URL);
+if (!postgres) console.warn(`PostgreSQL is not reachable at ${new URL(POSTGRES_URL).host}: the suite runs on SQLite only.`);
+
+const postgresProject = {
+  extends: true as const,
+  test: { name: 'postgres', include: ['test/api/**/*.test.ts', 'test/admin/**/*.test.ts'], env: { TEST_DATABASE_URL: POSTGRES_URL } },
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      // The suites that go through the store run once more on PostgreSQL; the store's own contract runs there from test/store.
+      ...(postgres ? [postgresProject] : []),
+    ],
   },
 });

@@ -1,10 +1,11 @@
 /** Opens the store a DATABASE_URL names, migrated and ready. */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-/** `sqlite::memory:`, `sqlite:<path>` (parent directories are created) or, later, `postgres://…`. */
+/** `sqlite::memory:`, `sqlite:<path>` (parent directories are created) or `postgres://…` (settings: postgres/pool.ts). */
 export async function openStore(databaseUrl: string): Promise<Store> {
   const store = openUnmigrated(databaseUrl);
   try {
@@ -25,9 +26,7 @@ function openUnmigrated(databaseUrl: string): Store {
     mkdirSync(dirname(resolve(path)), { recursive: true });
     return SqliteStore.open(path);
   }
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new Error('DATABASE_URL postgres://… is not supported yet: PostgreSQL support arrives with issue 6');
-  }
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return PostgresStore.open(databaseUrl);
   throw new Error(`DATABASE_URL must start with sqlite: or postgres://; got ${JSON.stringify(redact(databaseUrl))}`);
 }
 

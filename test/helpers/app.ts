@@ -3,6 +3,7 @@
  * token, and virtual devices that are online — built through the same domain functions as the admin API.
  */
 import type { FastifyInstance } from 'fastify';
+import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { loadConfig, type Settings } from '../../src/config.js';
@@ -10,6 +11,7 @@ import { createContext, noGateway, type AppContext } from '../../src/context.js'
 import { newMessageId, systemClock, type Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { openStore } from '../../src/store/index.js';
+import { isPostgresUrl, testDatabases } from './postgres.js';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -19,10 +21,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** A fresh app over a fresh store (`TEST_DATABASE_URL`, else SQLite in memory), admin token `test-admin-token`. */
+/**
+ * A fresh app over a fresh store, admin token `test-admin-token`. The store is `databaseUrl` when
+ * given, else `TEST_DATABASE_URL`, else SQLite in memory. When `TEST_DATABASE_URL` is postgres://…,
+ * each test file gets a database of its own on that server, created and migrated on first use,
+ * emptied for each app, dropped after the file (an app opened while another is still open gets a
+ * second one), so tests and parallel test files never see each other's data:
+ *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx vitest run test/api test/admin
+ */
 export async function testApp(options: { databaseUrl?: string; settings?: Settings; clock?: Clock } = {}): Promise<TestApp> {
   const config = loadConfig('test', { ADMIN_TOKEN, ...options.settings });
-  const store = await openStore(options.databaseUrl ?? process.env.TEST_DATABASE_URL ?? 'sqlite::memory:');
+  const database = await storeDatabase(options.databaseUrl);
+  const store = await openStore(database.url).catch(async (error: unknown) => {
+    await database.drop();
+    throw error;
+  });
   const ctx = createContext(config, store, options.clock ?? systemClock, { real: noGateway });
   const { server } = await buildApp(ctx);
   await server.ready();
@@ -32,8 +45,23 @@ export async function testApp(options: { databaseUrl?: string; settings?: Settin
     async close() {
       await server.close();
       await store.close();
+      await database.drop();
     },
   };
+}
+
+/** The PostgreSQL server of TEST_DATABASE_URL, if that is one; this file's afterAll drops its database. */
+const postgres = isPostgresUrl(process.env.TEST_DATABASE_URL)
+  ? testDatabases(process.env.TEST_DATABASE_URL, async (url) => (await openStore(url)).close())
+  : undefined;
+if (postgres) afterAll(() => postgres.dispose());
+
+/** A URL given is used as it is; a PostgreSQL server from the environment gets a new database. */
+async function storeDatabase(databaseUrl: string | undefined): Promise<{ url: string; drop(): Promise<void> }> {
+  const keep = async () => {};
+  if (databaseUrl !== undefined) return { url: databaseUrl, drop: keep };
+  if (postgres) return postgres.take();
+  return { url: process.env.TEST_DATABASE_URL ?? 'sqlite::memory:', drop: keep };
 }
 
 export interface WorldDevice {

@@ -8,6 +8,7 @@ import { accountsContract } from './contract/accounts.js';
 import { devicesContract } from './contract/devices.js';
 import { fanoutContract } from './contract/fanout.js';
 import { outboxContract } from './contract/outbox.js';
+import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
 export function storeContract(name: string, open: () => Promise<Store>): void {
@@ -17,5 +18,6 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     describe('messages recorded with each change', () => fanoutContract(open));
     describe('subscriptions', () => subscriptionsContract(open));
     describe('outbox', () => outboxContract(open));
+    describe('outbox delivery', () => outboxDeliveryContract(open));
   });
 }

@@ -110,6 +110,17 @@ export function listUserDevices(sql: Sql, userNumber: string): Device[] {
   );
 }
 
+/** Every virtual appliance, oldest first, with its users. */
+export function listVirtualDevices(sql: Sql): Device[] {
+  const rows = sql.all<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices d WHERE d.virtual = 1 ORDER BY d.created_at, d.device_id`);
+  const registrations = sql.all<{ device_id: string; user_number: string }>(
+    'SELECT r.device_id, r.user_number FROM device_users r JOIN devices d ON d.device_id = r.device_id WHERE d.virtual = 1 ORDER BY r.id',
+  );
+  const users = new Map<string, string[]>();
+  for (const r of registrations) users.set(r.device_id, [...(users.get(r.device_id) ?? []), r.user_number]);
+  return rows.map((row) => toDevice(row, users.get(row.device_id) ?? []));
+}
+
 /** The device ids registered to the user, oldest registration first. */
 export function userDeviceIds(sql: Sql, userNumber: string): string[] {
   return sql.all<{ device_id: string }>('SELECT device_id FROM device_users WHERE user_number = ? ORDER BY id', userNumber).map((r) => r.device_id);

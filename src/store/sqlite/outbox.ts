@@ -1,24 +1,31 @@
-/** The outbox: messages recorded with the change that caused them, and their admin views. */
+/** The outbox: messages recorded with the change that caused them, their order, their admin views. */
 import { newMessageId } from '../../ids.js';
 import { messageBody, messageKind, type MessageSpec } from '../messages.js';
 import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
-import type { Sql } from './database.js';
+import type { Param, Sql } from './database.js';
 import { toAttempt, toMessage, type AttemptRow, type OutboxRow } from './rows.js';
 
 /** What the admin API lists when it gives no limit. */
 const DEFAULT_LIST_LIMIT = 100;
 
-const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts,
+export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts,
   next_attempt_at, created_at, delivered_at`;
 
-/** Records each message as pending and due at once, each next in its (service, device) order. Call inside the change's transaction. */
+/** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
+const OPEN = `status IN ('pending', 'delivering', 'held')`;
+
+/**
+ * Records each message as pending and due at once, each next in its (service, device) order, and
+ * the head of that queue when nothing earlier is open. Call inside the change's transaction.
+ */
 export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void {
   for (const spec of specs) {
     const sequence = nextSequence(sql, spec.serviceId, spec.deviceId);
     const messageId = newMessageId();
     sql.run(
-      `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,
+               NOT EXISTS (SELECT 1 FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN}))`,
       messageId,
       spec.serviceId,
       spec.deviceId,
@@ -28,8 +35,11 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
       messageBody(spec, messageId, at),
       at,
       at,
+      spec.serviceId,
+      spec.deviceId,
     );
   }
+  if (specs.length > 0) notifyAfterCommit(sql);
 }
 
 function nextSequence(sql: Sql, serviceId: string, deviceId: string): number {
@@ -84,15 +94,85 @@ export function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] 
   return rows.map(toAttempt);
 }
 
-/** Back to pending and due now; a bumped fencing token voids any lease a sender still holds on it. */
+/**
+ * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
+ * lease a sender still holds on it.
+ */
 const REQUEUE = `UPDATE outbox
-  SET status = 'pending', next_attempt_at = ?, delivered_at = NULL,
+  SET status = 'pending', next_attempt_at = ?, delivered_at = NULL, schedule_start = attempts,
       lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1`;
 
+interface QueueRow {
+  service_id: string;
+  device_id: string;
+}
+
 export function resendMessage(sql: Sql, messageId: string, now: number): boolean {
-  return sql.run(`${REQUEUE} WHERE message_id = ?`, now, messageId) === 1;
+  return requeue(sql, `${REQUEUE} WHERE message_id = ?`, now, messageId) === 1;
 }
 
 export function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): number {
-  return sql.run(`${REQUEUE} WHERE service_id = ? AND status = 'failed' AND created_at >= ?`, now, serviceId, since);
+  return requeue(sql, `${REQUEUE} WHERE service_id = ? AND status = 'failed' AND created_at >= ?`, now, serviceId, since);
+}
+
+/** A message open again may now be first in its queue: each queue it touched gets its head anew. */
+function requeue(sql: Sql, update: string, ...params: Param[]): number {
+  return sql.write(() => {
+    const queues = sql.all<QueueRow>(`${update} RETURNING service_id, device_id`, ...params);
+    const distinct = new Map(queues.map((q) => [`${q.service_id}\n${q.device_id}`, q]));
+    for (const queue of distinct.values()) markHead(sql, queue.service_id, queue.device_id);
+    return notifyIf(sql, queues.length);
+  });
+}
+
+/** The first open message of the queue is its head, and no other. */
+export function markHead(sql: Sql, serviceId: string, deviceId: string): void {
+  const head = sql.one<{ id: number }>(
+    `SELECT id FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN} ORDER BY sequence LIMIT 1`,
+    serviceId,
+    deviceId,
+  )?.id ?? null;
+  sql.run(
+    `UPDATE outbox SET queue_head = coalesce(id = ?, 0)
+     WHERE service_id = ? AND device_id = ? AND (queue_head = 1 OR id = ?)`,
+    head,
+    serviceId,
+    deviceId,
+    head,
+  );
+}
+
+// Waking the delivery engine when messages become due.
+
+const listeners = new WeakMap<Sql, Set<() => void>>();
+const notifying = new WeakSet<Sql>();
+
+/** Calls `listener` after each commit of this database that made messages due. */
+export function watchOutbox(sql: Sql, listener: () => void): () => void {
+  const set = listeners.get(sql) ?? new Set<() => void>();
+  listeners.set(sql, set);
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+  };
+}
+
+/**
+ * better-sqlite3 commits synchronously, so a microtask queued inside a transaction runs after its
+ * COMMIT (or its ROLLBACK, and then the woken dispatcher finds nothing new). One per burst of writes.
+ */
+function notifyAfterCommit(sql: Sql): void {
+  const set = listeners.get(sql);
+  if (!set?.size || notifying.has(sql)) return;
+  notifying.add(sql);
+  queueMicrotask(() => {
+    notifying.delete(sql);
+    for (const listener of set) listener();
+  });
+}
+
+/** Passes `changed` through, waking the watchers when it is not 0. */
+export function notifyIf(sql: Sql, changed: number): number {
+  if (changed > 0) notifyAfterCommit(sql);
+  return changed;
 }

@@ -6,17 +6,23 @@ import type Database from 'better-sqlite3';
 import type { DeviceStatus } from '../../catalog/types.js';
 import type {
   AccessToken,
+  AttemptRecord,
+  ClaimedDelivery,
+  ClaimRequest,
   Connection,
   DeliveryAttempt,
   Device,
   DeviceState,
+  EndpointHealth,
   EventSubscribeResult,
   EventSubscription,
   MessageFilter,
   NewDevice,
   NewService,
   OutboxMessage,
+  OutboxStats,
   PushSubscription,
+  RecordedStatus,
   Service,
   ServicePatch,
   Store,
@@ -26,6 +32,7 @@ import * as accounts from './accounts.js';
 import { openSqliteDatabase, Sql } from './database.js';
 import * as devices from './devices.js';
 import { loadMigrations, migrate } from './migrate.js';
+import * as delivery from './delivery.js';
 import * as outbox from './outbox.js';
 import * as subscriptions from './subscriptions.js';
 
@@ -129,6 +136,10 @@ export class SqliteStore implements Store {
     return devices.listUserDevices(this.#sql, userNumber);
   }
 
+  async listVirtualDevices(): Promise<Device[]> {
+    return devices.listVirtualDevices(this.#sql);
+  }
+
   async getDeviceState(deviceId: string): Promise<DeviceState | undefined> {
     return devices.getDeviceState(this.#sql, deviceId);
   }
@@ -195,5 +206,38 @@ export class SqliteStore implements Store {
 
   async recoverFailed(serviceId: string, since: number, now: number): Promise<number> {
     return outbox.recoverFailed(this.#sql, serviceId, since, now);
+  }
+
+  async claimDeliveries(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    return delivery.claimDeliveries(this.#sql, request);
+  }
+
+  async recordAttempts(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
+    return delivery.recordAttempts(this.#sql, attempts, now, disableAfterFailingMs);
+  }
+
+  async getEndpointHealth(serviceId: string): Promise<EndpointHealth | undefined> {
+    return delivery.getEndpointHealth(this.#sql, serviceId);
+  }
+
+  async enableEndpoint(serviceId: string, now: number): Promise<number> {
+    return delivery.enableEndpoint(this.#sql, serviceId, now);
+  }
+
+  async releaseHeld(now: number, serviceId?: string): Promise<number> {
+    return delivery.releaseHeld(this.#sql, now, serviceId);
+  }
+
+  async outboxStats(): Promise<OutboxStats> {
+    return delivery.outboxStats(this.#sql);
+  }
+
+  async deleteExpiredEventSubscriptions(now: number): Promise<number> {
+    return subscriptions.deleteExpiredEventSubscriptions(this.#sql, now);
+  }
+
+  /** In this process only: another process writing the same file is seen by the dispatcher's poll. */
+  async watchOutbox(listener: () => void): Promise<() => void> {
+    return outbox.watchOutbox(this.#sql, listener);
   }
 }

@@ -99,3 +99,8 @@ export function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: str
   const held = listEventSubscriptions(sql, serviceId, userNumber, now).map((s) => s.deviceId);
   return new Set(held.filter((id) => wanted.has(id)));
 }
+
+/** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
+export function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
+  return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= ?', now);
+}

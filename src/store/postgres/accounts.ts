@@ -1,0 +1,179 @@
+/** Services, users, access tokens and the connections between users and services. */
+import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
+import type { Param, Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './devices.js';
+
+/** A service with its webhook secrets (newest first) in one row, shaped as `Service`. */
+const SERVICE = `SELECT s.service_id AS "serviceId", s.name, s.key_hash AS "keyHash", s.allowed_devices AS "allowedDevices",
+    s.callback_url AS "callbackUrl", s.event_callback_url AS "eventCallbackUrl", s.enabled,
+    COALESCE((SELECT json_agg(json_build_object('secret', w.secret, 'createdAt', w.created_at, 'expiresAt', w.expires_at)
+                              ORDER BY w.created_at DESC, w.id DESC)
+              FROM webhook_secrets w WHERE w.service_id = s.service_id), '[]') AS "webhookSecrets",
+    s.created_at AS "createdAt"
+  FROM services s`;
+
+/** One statement: the service and its first secret are written together or not at all. */
+export async function createService(sql: Sql, service: NewService, at: number): Promise<Service> {
+  await sql.run(
+    `WITH created AS (
+       INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, true, $7)
+       RETURNING service_id
+     )
+     INSERT INTO webhook_secrets (service_id, secret, created_at) SELECT service_id, $8, $7 FROM created`,
+    service.serviceId,
+    service.name,
+    service.keyHash,
+    service.allowedDevices,
+    service.callbackUrl,
+    service.eventCallbackUrl,
+    at,
+    service.webhookSecret,
+  );
+  // What was just written, without reading it back.
+  return {
+    serviceId: service.serviceId,
+    name: service.name,
+    keyHash: service.keyHash,
+    allowedDevices: [...service.allowedDevices],
+    callbackUrl: service.callbackUrl,
+    eventCallbackUrl: service.eventCallbackUrl,
+    enabled: true,
+    webhookSecrets: [{ secret: service.webhookSecret, createdAt: at, expiresAt: null }],
+    createdAt: at,
+  };
+}
+
+export async function getService(sql: Sql, serviceId: string): Promise<Service | undefined> {
+  return sql.one<Service>(`${SERVICE} WHERE s.service_id = $1`, serviceId);
+}
+
+export async function listServices(sql: Sql): Promise<Service[]> {
+  return sql.all<Service>(`${SERVICE} ORDER BY s.created_at, s.service_id COLLATE "C"`);
+}
+
+/** The column each patchable field is stored in; only these names ever reach the SQL text. */
+const PATCH_COLUMNS: { [K in keyof Required<ServicePatch>]: string } = {
+  name: 'name',
+  allowedDevices: 'allowed_devices',
+  callbackUrl: 'callback_url',
+  eventCallbackUrl: 'event_callback_url',
+  enabled: 'enabled',
+};
+
+/** A patch field present but undefined means "not given", not "set to undefined". */
+export async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
+  const given = (Object.keys(PATCH_COLUMNS) as (keyof ServicePatch)[]).filter((field) => patch[field] !== undefined);
+  if (given.length === 0) return getService(sql, serviceId);
+  return sql.transaction(async (tx) => {
+    const sets = given.map((field, i) => `${PATCH_COLUMNS[field]} = $${i + 2}`);
+    const values = given.map((field): Param => patch[field] ?? null);
+    const changed = await tx.run(`UPDATE services SET ${sets.join(', ')} WHERE service_id = $1`, serviceId, ...values);
+    return changed === 1 ? getService(tx, serviceId) : undefined;
+  });
+}
+
+export async function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean> {
+  return sql.transaction(async (tx) => {
+    // Concurrent rotations of one service take turns, so exactly one secret stays current.
+    if (!(await tx.one('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId))) return false;
+    // Secrets past their grace period sign nothing any more.
+    await tx.run('DELETE FROM webhook_secrets WHERE service_id = $1 AND expires_at <= $2', serviceId, at);
+    await tx.run('UPDATE webhook_secrets SET expires_at = $1 WHERE service_id = $2 AND expires_at IS NULL', previousExpiresAt, serviceId);
+    await tx.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES ($1, $2, $3)', serviceId, secret, at);
+    return true;
+  });
+}
+
+export async function createUser(sql: Sql, user: User): Promise<boolean> {
+  const inserted = await sql.run(
+    'INSERT INTO users (user_number, country_code, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+    user.userNumber,
+    user.countryCode,
+    user.createdAt,
+  );
+  return inserted === 1;
+}
+
+export async function getUser(sql: Sql, userNumber: string): Promise<User | undefined> {
+  return sql.one<User>(
+    'SELECT user_number AS "userNumber", country_code AS "countryCode", created_at AS "createdAt" FROM users WHERE user_number = $1',
+    userNumber,
+  );
+}
+
+/**
+ * Unregisters the user's devices (with their messages), then removes the user: its connections and
+ * their subscriptions cascade; its tokens stay, revoked, so they answer 1202.
+ */
+export async function deleteUser(sql: Sql, userNumber: string, at: number): Promise<boolean> {
+  return sql.transaction(async (tx) => {
+    // Locked first: a device cannot be shared with a user being deleted.
+    if (!(await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR UPDATE', userNumber))) return false;
+    for (const deviceId of await userDeviceIds(tx, userNumber)) await unregisterDevice(tx, deviceId, userNumber, at);
+    await revokeTokens(tx, 'user_number = $2', [userNumber], at);
+    return (await tx.run('DELETE FROM users WHERE user_number = $1', userNumber)) === 1;
+  });
+}
+
+/** One statement: an unknown user fails the connection's foreign key, and the token goes with it. */
+export async function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void> {
+  await sql.run(
+    `WITH issued AS (
+       INSERT INTO access_tokens (token_hash, user_number, service_id, expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5)
+       RETURNING service_id, user_number
+     )
+     INSERT INTO connections (service_id, user_number, created_at) SELECT service_id, user_number, $5 FROM issued
+     ON CONFLICT DO NOTHING`,
+    token.tokenHash,
+    token.userNumber,
+    token.serviceId,
+    token.expiresAt,
+    at,
+  );
+}
+
+export async function getToken(sql: Sql, tokenHash: string): Promise<AccessToken | undefined> {
+  return sql.one<AccessToken>(
+    `SELECT token_hash AS "tokenHash", user_number AS "userNumber", service_id AS "serviceId", expires_at AS "expiresAt",
+            revoked_at AS "revokedAt", revoked_reason AS "revokedReason"
+     FROM access_tokens WHERE token_hash = $1`,
+    tokenHash,
+  );
+}
+
+export async function getConnection(sql: Sql, serviceId: string, userNumber: string): Promise<Connection | undefined> {
+  return sql.one<Connection>(
+    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_list_loaded_at AS "deviceListLoadedAt"
+     FROM connections WHERE service_id = $1 AND user_number = $2`,
+    serviceId,
+    userNumber,
+  );
+}
+
+export async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<void> {
+  await sql.run(
+    'UPDATE connections SET device_list_loaded_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_list_loaded_at IS NULL',
+    at,
+    serviceId,
+    userNumber,
+  );
+}
+
+/** Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. */
+export async function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<boolean> {
+  return sql.transaction(async (tx) => {
+    await revokeTokens(tx, 'service_id = $2 AND user_number = $3', [serviceId, userNumber], at);
+    return (await tx.run('DELETE FROM connections WHERE service_id = $1 AND user_number = $2', serviceId, userNumber)) === 1;
+  });
+}
+
+/** Revokes as `disconnected`: the API answers 1202 for such a token, as DESIGN A.4 asks. `where` numbers its parameters from $2. */
+async function revokeTokens(sql: Sql, where: string, params: string[], at: number): Promise<void> {
+  await sql.run(
+    `UPDATE access_tokens SET revoked_at = $1, revoked_reason = 'disconnected' WHERE ${where} AND revoked_at IS NULL`,
+    at,
+    ...params,
+  );
+}

@@ -1,0 +1,233 @@
+/**
+ * Devices, their users and status; every change records its messages in the same transaction.
+ * Lifecycle changes of one device lock its row first, so they take turns across nodes.
+ */
+import type { DeviceStatus } from '../../catalog/types.js';
+import {
+  isEmptyReport,
+  lifecycleMessages,
+  pushMessages,
+  statusMessages,
+  type DeviceFacts,
+  type EventSubscriber,
+  type LifecycleListener,
+  type LifecyclePushType,
+  type MessageSpec,
+  type Subscriber,
+} from '../messages.js';
+import type { Device, DeviceState, NewDevice } from '../store.js';
+import type { Sql } from './database.js';
+import { recordMessages } from './outbox.js';
+
+/** A device with its users (the owner first) in one row, shaped as `Device`. */
+const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
+    d.group_id AS "groupId", d.secret_hash AS "secretHash", d.virtual, d.online,
+    ARRAY(SELECT u.user_number FROM device_users u WHERE u.device_id = d.device_id ORDER BY u.id) AS "userNumbers",
+    d.created_at AS "createdAt"
+  FROM devices d`;
+
+/** A taken id or an unknown owner fails a constraint, and the transaction writes nothing. */
+export async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
+  return sql.transaction(async (tx) => {
+    await tx.run(
+      `WITH created AS (
+         INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         RETURNING device_id
+       )
+       INSERT INTO device_states (device_id, status, version) SELECT device_id, $10, 1 FROM created`,
+      device.deviceId,
+      device.deviceType,
+      device.modelName,
+      device.alias,
+      device.groupId,
+      device.secretHash,
+      device.virtual,
+      device.online,
+      at,
+      JSON.stringify(device.status),
+    );
+    await addRegistration(tx, device.deviceId, ownerUserNumber, at);
+    await announce(tx, 'DEVICE_REGISTERED', device, [ownerUserNumber], at);
+    const { deviceId, deviceType, modelName, alias, groupId, secretHash, virtual, online } = device;
+    return { deviceId, deviceType, modelName, alias, groupId, secretHash, virtual, online, userNumbers: [ownerUserNumber], createdAt: at };
+  });
+}
+
+/** false when the device or the user is unknown, or the device is already registered to the user. */
+export async function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
+  return sql.transaction(async (tx) => {
+    // The user before the device, in the order deleteUser locks them, so the two never deadlock.
+    if (!(await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR SHARE', userNumber))) return false;
+    const device = await lockDevice(tx, deviceId);
+    if (!device) return false;
+    if (!(await addRegistration(tx, deviceId, userNumber, at))) return false;
+    await announce(tx, 'DEVICE_REGISTERED', device, [userNumber], at);
+    return true;
+  });
+}
+
+/** false when the device is not registered to the user. */
+export async function unregisterDevice(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
+  return sql.transaction(async (tx) => {
+    const device = await lockDevice(tx, deviceId);
+    if (!device?.userNumbers.includes(userNumber)) return false;
+    // Announced with the alias and type it had; then the registration goes and the user's subscriptions cascade.
+    await announce(tx, 'DEVICE_UNREGISTERED', device, [userNumber], at);
+    await tx.run('DELETE FROM device_users WHERE device_id = $1 AND user_number = $2', deviceId, userNumber);
+    if (device.userNumbers.length === 1) await tx.run('DELETE FROM devices WHERE device_id = $1', deviceId);
+    return true;
+  });
+}
+
+/** Renaming to the alias it already has changes nothing and tells nobody. */
+export async function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Promise<Device | undefined> {
+  return sql.transaction(async (tx) => {
+    const device = await lockDevice(tx, deviceId);
+    if (!device || device.alias === alias) return device;
+    await tx.run('UPDATE devices SET alias = $1 WHERE device_id = $2', alias, deviceId);
+    const renamed = { ...device, alias };
+    await announce(tx, 'DEVICE_ALIAS_CHANGED', renamed, renamed.userNumbers, at);
+    return renamed;
+  });
+}
+
+export async function getDevice(sql: Sql, deviceId: string): Promise<Device | undefined> {
+  return sql.one<Device>(`${DEVICE} WHERE d.device_id = $1`, deviceId);
+}
+
+/**
+ * Locked until the transaction ends, then read. Two statements: a statement that waited for the lock
+ * would still read the device's users as they were when it began, before the holder committed.
+ */
+async function lockDevice(tx: Sql, deviceId: string): Promise<Device | undefined> {
+  if (!(await tx.one('SELECT 1 FROM devices WHERE device_id = $1 FOR UPDATE', deviceId))) return undefined;
+  return getDevice(tx, deviceId);
+}
+
+/** Devices registered to the user, in the order they were registered to it. */
+export async function listUserDevices(sql: Sql, userNumber: string): Promise<Device[]> {
+  return sql.all<Device>(`${DEVICE} JOIN device_users r ON r.device_id = d.device_id WHERE r.user_number = $1 ORDER BY r.id`, userNumber);
+}
+
+/** Every virtual appliance, oldest first, with its users. */
+export async function listVirtualDevices(sql: Sql): Promise<Device[]> {
+  return sql.all<Device>(`${DEVICE} WHERE d.virtual ORDER BY d.created_at, d.device_id COLLATE "C"`);
+}
+
+/** The device ids registered to the user, oldest registration first. */
+export async function userDeviceIds(sql: Sql, userNumber: string): Promise<string[]> {
+  const rows = await sql.all<{ deviceId: string }>('SELECT device_id AS "deviceId" FROM device_users WHERE user_number = $1 ORDER BY id', userNumber);
+  return rows.map((r) => r.deviceId);
+}
+
+export async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState | undefined> {
+  const row = await sql.one<{ status: string; version: number; online: boolean }>(
+    'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = $1',
+    deviceId,
+  );
+  // The store wrote this JSON itself, so its shape is known.
+  return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
+}
+
+/**
+ * The new version; throws for an unknown device. The status row stays locked until commit, so the
+ * reports of one device, and the order of their messages, take turns.
+ */
+export async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
+  if (isEmptyReport(report)) {
+    const state = await sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = $1', deviceId);
+    if (!state) throw unknownDevice(deviceId);
+    return state.version;
+  }
+  return sql.transaction(async (tx) => {
+    const updated = await tx.one<{ version: number; deviceType: string }>(
+      `UPDATE device_states s SET status = $2, version = s.version + 1 FROM devices d
+       WHERE s.device_id = $1 AND d.device_id = s.device_id
+       RETURNING s.version, d.device_type AS "deviceType"`,
+      deviceId,
+      JSON.stringify(status),
+    );
+    if (!updated) throw unknownDevice(deviceId);
+    const subscribers = await tx.all<EventSubscriber>(
+      `SELECT service_id AS "serviceId", user_number AS "userNumber", created_at AS "subscribedAt", expires_at AS "expiresAt"
+       FROM event_subscriptions WHERE device_id = $1 ORDER BY id`,
+      deviceId,
+    );
+    await recordMessages(tx, statusMessages({ deviceId, deviceType: updated.deviceType }, report, subscribers, at), at);
+    return updated.version;
+  });
+}
+
+function unknownDevice(deviceId: string): Error {
+  return new Error(`Device ${deviceId} is not registered; its report is not stored`);
+}
+
+interface PushRow {
+  deviceType: string;
+  serviceId: string | null;
+  userNumber: string | null;
+  subscribedAt: number | null;
+}
+
+/** An unknown device has no subscribers, so nothing is recorded for it. */
+export async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
+  await sql.transaction(async (tx) => {
+    // The device's type and its subscribers in one read; no subscriber gives one row of nulls.
+    const rows = await tx.all<PushRow>(
+      `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
+       FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
+       WHERE d.device_id = $1 ORDER BY p.id`,
+      deviceId,
+    );
+    const deviceType = rows[0]?.deviceType;
+    if (deviceType === undefined) return;
+    const subscribers = rows.flatMap(({ serviceId, userNumber, subscribedAt }): Subscriber[] =>
+      serviceId !== null && userNumber !== null && subscribedAt !== null ? [{ serviceId, userNumber, subscribedAt }] : [],
+    );
+    await recordMessages(tx, pushMessages({ deviceId, deviceType }, pushCode, subscribers), at);
+  });
+}
+
+export async function setOnline(sql: Sql, deviceId: string, online: boolean): Promise<boolean> {
+  return (await sql.run('UPDATE devices SET online = $1 WHERE device_id = $2', online, deviceId)) === 1;
+}
+
+export async function countOnlineDevices(sql: Sql): Promise<number> {
+  return (await sql.one<{ n: number }>('SELECT count(*)::integer AS n FROM devices WHERE online'))?.n ?? 0;
+}
+
+/** false when the device is already registered to the user. */
+async function addRegistration(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
+  const inserted = await sql.run(
+    'INSERT INTO device_users (device_id, user_number, registered_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+    deviceId,
+    userNumber,
+    at,
+  );
+  return inserted === 1;
+}
+
+/** Records a lifecycle message of the device for each of the users to every service listening to that user. */
+async function announce(sql: Sql, pushType: LifecyclePushType, device: DeviceFacts, userNumbers: string[], at: number): Promise<void> {
+  const listeners = await listenersOf(sql, userNumbers);
+  const specs: MessageSpec[] = userNumbers.flatMap((userNumber) =>
+    lifecycleMessages(pushType, device, userNumber, listeners.filter((l) => l.userNumber === userNumber)),
+  );
+  await recordMessages(sql, specs, at);
+}
+
+interface Listener extends LifecycleListener {
+  userNumber: string;
+}
+
+/** The services connected to each of the users, in the order they connected. */
+async function listenersOf(sql: Sql, userNumbers: string[]): Promise<Listener[]> {
+  return sql.all<Listener>(
+    `SELECT c.user_number AS "userNumber", c.service_id AS "serviceId", s.allowed_devices AS "allowedDevices",
+            c.device_list_loaded_at AS "deviceListLoadedAt"
+     FROM connections c JOIN services s ON s.service_id = c.service_id
+     WHERE c.user_number = ANY($1::text[]) ORDER BY c.created_at, c.service_id COLLATE "C"`,
+    userNumbers,
+  );
+}

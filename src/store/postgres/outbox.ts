@@ -1,0 +1,117 @@
+/** The outbox: messages recorded with the change that caused them, and their admin views. */
+import { newMessageId } from '../../ids.js';
+import { messageBody, messageKind, type MessageSpec } from '../messages.js';
+import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
+import type { Param, Sql } from './database.js';
+import { notifyDue, OUTBOX_CHANNEL } from './notify.js';
+
+/** What the admin API lists when it gives no limit. */
+const DEFAULT_LIST_LIMIT = 100;
+
+/** Columns shaped as `OutboxMessage`. */
+const MESSAGE = `message_id AS "messageId", service_id AS "serviceId", device_id AS "deviceId", kind, push_type AS "pushType",
+  sequence, body, status, attempts, created_at AS "createdAt", next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"`;
+
+/**
+ * One statement for the whole fan-out: reserves as many numbers as it has messages in each
+ * (service, device) order, then inserts every message, pending and due at once, numbered in the
+ * order of `specs`, and wakes the dispatchers when it commits. The reserving upsert locks each
+ * counter row, so concurrent writers to one order take turns; it takes them in key order, so two
+ * writers never wait on each other in a cycle. (A CTE calling a volatile function runs once.)
+ */
+const RECORD = `WITH new AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+      WITH ORDINALITY AS n (message_id, service_id, device_id, kind, push_type, body, ord)
+  ), reserved AS (
+    INSERT INTO message_sequences AS q (service_id, device_id, last_sequence)
+    SELECT service_id, device_id, count(*) FROM new GROUP BY service_id, device_id ORDER BY service_id, device_id
+    ON CONFLICT (service_id, device_id) DO UPDATE SET last_sequence = q.last_sequence + EXCLUDED.last_sequence
+    RETURNING service_id, device_id, last_sequence
+  ), wake AS (
+    SELECT pg_notify('${OUTBOX_CHANNEL}', '')
+  )
+  INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at)
+  SELECT n.message_id, n.service_id, n.device_id, n.kind, n.push_type,
+         r.last_sequence - count(*) OVER pair + row_number() OVER (pair ORDER BY n.ord),
+         n.body, 'pending', $7, $7
+  FROM new n JOIN reserved r ON r.service_id = n.service_id AND r.device_id = n.device_id CROSS JOIN wake
+  WINDOW pair AS (PARTITION BY n.service_id, n.device_id)
+  ORDER BY n.ord`;
+
+/** Records the messages of one change. Call inside the change's transaction. */
+export async function recordMessages(sql: Sql, specs: MessageSpec[], at: number): Promise<void> {
+  if (specs.length === 0) return;
+  const messages = specs.map((spec) => {
+    const messageId = newMessageId();
+    return { spec, messageId, body: messageBody(spec, messageId, at) };
+  });
+  await sql.run(
+    RECORD,
+    messages.map((m) => m.messageId),
+    messages.map((m) => m.spec.serviceId),
+    messages.map((m) => m.spec.deviceId),
+    messages.map((m) => messageKind(m.spec.pushType)),
+    messages.map((m) => m.spec.pushType),
+    messages.map((m) => m.body),
+    at,
+  );
+}
+
+/** A service's messages, newest first. */
+export async function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
+  const { status = null, deviceId = null, since = null, limit = DEFAULT_LIST_LIMIT } = filter;
+  return sql.all<OutboxMessage>(
+    `SELECT ${MESSAGE} FROM outbox
+     WHERE service_id = $1
+       AND ($2::text IS NULL OR status = $2)
+       AND ($3::text IS NULL OR device_id = $3)
+       AND ($4::double precision IS NULL OR created_at >= $4)
+     ORDER BY created_at DESC, id DESC
+     LIMIT $5`,
+    serviceId,
+    status,
+    deviceId,
+    since,
+    limit,
+  );
+}
+
+export async function getMessage(sql: Sql, messageId: string): Promise<OutboxMessage | undefined> {
+  return sql.one<OutboxMessage>(`SELECT ${MESSAGE} FROM outbox WHERE message_id = $1`, messageId);
+}
+
+/** The attempts of the given messages, by message then attempt number. */
+export async function listAttempts(sql: Sql, messageIds: string[]): Promise<DeliveryAttempt[]> {
+  if (messageIds.length === 0) return [];
+  return sql.all<DeliveryAttempt>(
+    `SELECT message_id AS "messageId", attempt, started_at AS "startedAt", duration_ms AS "durationMs",
+            response_status AS "responseStatus", response_body AS "responseBody", error
+     FROM delivery_attempts WHERE message_id = ANY($1::text[])
+     ORDER BY message_id COLLATE "C", attempt`,
+    messageIds,
+  );
+}
+
+/**
+ * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
+ * lease a sender still holds on it.
+ */
+const REQUEUE = `UPDATE outbox
+  SET status = 'pending', next_attempt_at = $1, delivered_at = NULL, schedule_start = attempts,
+      lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1`;
+
+export async function resendMessage(sql: Sql, messageId: string, now: number): Promise<boolean> {
+  return (await requeue(sql, `${REQUEUE} WHERE message_id = $2`, now, messageId)) === 1;
+}
+
+export async function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): Promise<number> {
+  return requeue(sql, `${REQUEUE} WHERE service_id = $2 AND status = 'failed' AND created_at >= $3`, now, serviceId, since);
+}
+
+async function requeue(sql: Sql, update: string, ...params: Param[]): Promise<number> {
+  return sql.transaction(async (tx) => {
+    const changed = await tx.run(update, ...params);
+    if (changed > 0) await notifyDue(tx);
+    return changed;
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Push and event subscriptions of a (service, user) pair to a device. The schema ties each one to
+ * the pair's connection and the user's registration of the device: adding one without both throws.
+ */
+import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
+import type { Sql } from './database.js';
+
+/** Oldest first. */
+export async function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): Promise<PushSubscription[]> {
+  return sql.all<PushSubscription>(
+    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_id AS "deviceId", created_at AS "createdAt"
+     FROM push_subscriptions WHERE service_id = $1 AND user_number = $2 ORDER BY id`,
+    serviceId,
+    userNumber,
+  );
+}
+
+export async function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean> {
+  const inserted = await sql.run(
+    'INSERT INTO push_subscriptions (service_id, user_number, device_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+    serviceId,
+    userNumber,
+    deviceId,
+    at,
+  );
+  return inserted === 1;
+}
+
+export async function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): Promise<boolean> {
+  const removed = await sql.run(
+    'DELETE FROM push_subscriptions WHERE service_id = $1 AND user_number = $2 AND device_id = $3',
+    serviceId,
+    userNumber,
+    deviceId,
+  );
+  return removed === 1;
+}
+
+/** Unexpired at `now`, oldest first. */
+export async function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
+  return sql.all<EventSubscription>(
+    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_id AS "deviceId", expires_at AS "expiresAt"
+     FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND expires_at > $3 ORDER BY id`,
+    serviceId,
+    userNumber,
+    now,
+  );
+}
+
+/**
+ * Renews an existing subscription (even an expired one); else creates one unless the pair is at its
+ * limit. The pair's connection row is locked first, so concurrent subscribers of one pair count in
+ * turn and never pass the limit together.
+ */
+export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
+  return sql.transaction(async (tx) => {
+    // No connection: the insert below fails its foreign key, as the interface asks.
+    await tx.run('SELECT 1 FROM connections WHERE service_id = $1 AND user_number = $2 FOR NO KEY UPDATE', sub.serviceId, sub.userNumber);
+    const renewed = await tx.run(
+      'UPDATE event_subscriptions SET expires_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_id = $4',
+      sub.expiresAt,
+      sub.serviceId,
+      sub.userNumber,
+      sub.deviceId,
+    );
+    if (renewed === 1) return 'renewed';
+    const held = await tx.one<{ n: number }>(
+      'SELECT count(*)::integer AS n FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND expires_at > $3',
+      sub.serviceId,
+      sub.userNumber,
+      now,
+    );
+    if ((held?.n ?? 0) >= limit) return 'limit';
+    await tx.run(
+      'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+      sub.serviceId,
+      sub.userNumber,
+      sub.deviceId,
+      now,
+      sub.expiresAt,
+    );
+    return 'created';
+  });
+}
+
+/** Deletes the subscription whatever its state; true only when it was still unexpired. */
+export async function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean> {
+  const removed = await sql.one<{ expiresAt: number }>(
+    `DELETE FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND device_id = $3
+     RETURNING expires_at AS "expiresAt"`,
+    serviceId,
+    userNumber,
+    deviceId,
+  );
+  return removed !== undefined && removed.expiresAt > now;
+}
+
+export async function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
+  if (deviceIds.length === 0) return new Set();
+  const rows = await sql.all<{ deviceId: string }>(
+    `SELECT device_id AS "deviceId" FROM event_subscriptions
+     WHERE service_id = $1 AND user_number = $2 AND expires_at > $3 AND device_id = ANY($4::text[])`,
+    serviceId,
+    userNumber,
+    now,
+    deviceIds,
+  );
+  return new Set(rows.map((r) => r.deviceId));
+}
+
+/** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
+export async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<number> {
+  return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= $1', now);
+}

@@ -1,0 +1,281 @@
+/**
+ * What the delivery engine does with the outbox (DESIGN C): leases with fencing tokens, outcomes in
+ * batches, endpoint health and held messages. The rules are on DeliveryStore in store.ts.
+ */
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  ClaimRequest,
+  EndpointDisabledReason,
+  EndpointHealth,
+  OutboxStats,
+  RecordedStatus,
+} from '../store.js';
+import type { Sql } from './database.js';
+import { markHead, notifyIf, OUTBOX_COLUMNS } from './outbox.js';
+import { toMessage, type OutboxRow } from './rows.js';
+
+/** Per service: whether its push and its event messages can go out now (0 or 1). */
+const ENDPOINTS = `SELECT * FROM (
+  SELECT s.service_id,
+         s.enabled = 1 AND e.disabled_at IS NULL AND s.callback_url IS NOT NULL AS push_ok,
+         s.enabled = 1 AND e.disabled_at IS NULL AND coalesce(s.event_callback_url, s.callback_url) IS NOT NULL AS event_ok
+  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
+
+interface EndpointRow {
+  service_id: string;
+  push_ok: number;
+  event_ok: number;
+}
+
+/** A waiting queue head, in outbox_ready (the planner, lacking statistics, would pick another index). */
+const READY = `outbox INDEXED BY outbox_ready WHERE status = 'pending' AND queue_head = 1`;
+
+/** The services with waiting heads (one index seek each), and when the first of each falls due. */
+const READY_SERVICES = `WITH RECURSIVE ready (service_id) AS (
+    SELECT (SELECT service_id FROM ${READY} ORDER BY service_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT service_id FROM ${READY} AND service_id > ready.service_id ORDER BY service_id LIMIT 1)
+    FROM ready WHERE ready.service_id IS NOT NULL)
+  SELECT r.service_id, (SELECT min(next_attempt_at) FROM ${READY} AND service_id = r.service_id) AS due
+  FROM ready r WHERE r.service_id IS NOT NULL`;
+
+/**
+ * One service's due heads, oldest first, with their URL. The NOT EXISTS re-checks the head flag at
+ * one index probe per head: order is the promise that must never break.
+ */
+const SERVICE_CANDIDATES = `SELECT o.id,
+    CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url
+  FROM outbox o INDEXED BY outbox_ready
+  JOIN services s ON s.service_id = o.service_id
+  WHERE o.service_id = ? AND o.status = 'pending' AND o.queue_head = 1 AND o.next_attempt_at <= ?
+    AND NOT EXISTS (
+      SELECT 1 FROM outbox e
+      WHERE e.service_id = o.service_id AND e.device_id = o.device_id AND e.sequence < o.sequence
+        AND e.status IN ('pending', 'delivering', 'held'))
+  ORDER BY o.next_attempt_at, o.id
+  LIMIT ?`;
+
+interface LeasedRow extends OutboxRow {
+  id: number;
+  fencing_token: number;
+  schedule_start: number;
+}
+
+/**
+ * Delivery bookkeeping commits without waiting for the disk. A process crash loses none of it (the
+ * WAL is already the OS's); a power loss can lose the last claims and outcomes, and those messages
+ * then go again under the same webhook-id, the duplicate DESIGN C allows after a crash. Messages
+ * themselves are still recorded with the connection's full sync.
+ */
+function bookkeeping<T>(sql: Sql, work: () => T): T {
+  const previous = sql.one<{ synchronous: number }>('PRAGMA synchronous')?.synchronous ?? 2;
+  sql.run('PRAGMA synchronous = NORMAL');
+  try {
+    return sql.write(work);
+  } finally {
+    sql.run(`PRAGMA synchronous = ${previous}`);
+  }
+}
+
+export function claimDeliveries(sql: Sql, request: ClaimRequest): ClaimedDelivery[] {
+  const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
+  return bookkeeping(sql, () => {
+    // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
+    sql.run(
+      `UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+       WHERE status = 'delivering' AND lease_expires_at <= ?`,
+      now,
+    );
+    holdUndeliverable(sql);
+    // Services whose first waiting head is oldest go first, each taking no more than its room.
+    const services = sql
+      .all<{ service_id: string; due: number }>(READY_SERVICES)
+      .filter(({ service_id, due }) => due <= now && (inFlight[service_id] ?? 0) < perEndpointLimit)
+      .sort((a, b) => a.due - b.due);
+    const chosen: { id: number; url: string | null }[] = [];
+    for (const { service_id } of services) {
+      const room = Math.min(perEndpointLimit - (inFlight[service_id] ?? 0), limit - chosen.length);
+      if (room <= 0) break;
+      chosen.push(...sql.all<{ id: number; url: string | null }>(SERVICE_CANDIDATES, service_id, now, room));
+    }
+    if (chosen.length === 0) return [];
+    const leased = sql.all<LeasedRow>(
+      `UPDATE outbox SET status = 'delivering', lease_owner = ?, lease_expires_at = ?, fencing_token = fencing_token + 1
+       WHERE id IN (SELECT value FROM json_each(?))
+       RETURNING id, ${OUTBOX_COLUMNS}, fencing_token, schedule_start`,
+      owner,
+      now + leaseMs,
+      JSON.stringify(chosen.map((c) => c.id)),
+    );
+    const byId = new Map(leased.map((row) => [row.id, row]));
+    const secrets = new Map<string, string[]>();
+    return chosen.map(({ id, url }): ClaimedDelivery => {
+      const row = byId.get(id);
+      // Held messages were set aside above, so every chosen one has a URL.
+      if (!row || url === null) throw new Error(`Outbox row ${id} was chosen but not leased`);
+      if (!secrets.has(row.service_id)) secrets.set(row.service_id, currentSecrets(sql, row.service_id, now));
+      return {
+        message: toMessage(row),
+        fencingToken: row.fencing_token,
+        scheduleAttempt: row.attempts - row.schedule_start + 1,
+        url,
+        secrets: secrets.get(row.service_id) ?? [],
+      };
+    });
+  });
+}
+
+function currentSecrets(sql: Sql, serviceId: string, now: number): string[] {
+  return sql
+    .all<{ secret: string }>(
+      `SELECT secret FROM webhook_secrets WHERE service_id = ? AND (expires_at IS NULL OR expires_at > ?)
+       ORDER BY created_at DESC, id DESC`,
+      serviceId,
+      now,
+    )
+    .map((row) => row.secret);
+}
+
+/** Pending messages of services that cannot take them now become held. */
+function holdUndeliverable(sql: Sql): void {
+  for (const endpoint of sql.all<EndpointRow>(`${ENDPOINTS} WHERE NOT (push_ok AND event_ok)`)) {
+    sql.run(
+      `UPDATE outbox SET status = 'held'
+       WHERE service_id = ? AND status = 'pending' AND ((kind = 'push' AND ? = 0) OR (kind = 'event' AND ? = 0))`,
+      endpoint.service_id,
+      endpoint.push_ok,
+      endpoint.event_ok,
+    );
+  }
+}
+
+export function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
+  return bookkeeping(sql, () => {
+    const statuses = attempts.map((attempt) => recordAttempt(sql, attempt, now, disableAfterFailingMs));
+    // An endpoint disabled above holds every pending message of its service, not only these.
+    holdUndeliverable(sql);
+    return statuses;
+  });
+}
+
+function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): RecordedStatus {
+  const row = sql.one<{ service_id: string; device_id: string; kind: string; attempts: number }>(
+    `SELECT service_id, device_id, kind, attempts FROM outbox
+     WHERE message_id = ? AND fencing_token = ? AND status = 'delivering'`,
+    attempt.messageId,
+    attempt.fencingToken,
+  );
+  if (!row) return 'fenced';
+  const number = row.attempts + 1;
+  sql.run(
+    `INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    attempt.messageId,
+    number,
+    attempt.startedAt,
+    attempt.durationMs,
+    attempt.responseStatus,
+    attempt.responseBody,
+    attempt.error,
+  );
+  const status = settle(sql, row.service_id, row.kind, attempt, now, disableAfterFailingMs);
+  const { verdict } = attempt;
+  const nextAttemptAt = verdict.kind === 'retry' ? verdict.nextAttemptAt : null;
+  sql.run(
+    `UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), delivered_at = ?,
+       lease_owner = NULL, lease_expires_at = NULL
+     WHERE message_id = ?`,
+    status,
+    number,
+    nextAttemptAt,
+    status === 'delivered' ? attempt.startedAt + attempt.durationMs : null,
+    attempt.messageId,
+  );
+  // Delivered or failed, it no longer holds its queue back.
+  if (status === 'delivered' || status === 'failed') markHead(sql, row.service_id, row.device_id);
+  return status;
+}
+
+/** The message's next status, updating its endpoint's health on the way. */
+function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): Exclude<RecordedStatus, 'fenced'> {
+  const { verdict } = attempt;
+  if (verdict.kind === 'delivered') {
+    sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ?', serviceId);
+    return 'delivered';
+  }
+  if (verdict.kind === 'gone') {
+    disableEndpoint(sql, serviceId, 'gone', now);
+    return 'held';
+  }
+  const failing = sql.one<{ failing_since: number }>(
+    `INSERT INTO delivery_endpoints (service_id, failing_since) VALUES (?, ?)
+     ON CONFLICT (service_id) DO UPDATE SET failing_since = coalesce(failing_since, excluded.failing_since)
+     RETURNING failing_since`,
+    serviceId,
+    attempt.startedAt,
+  );
+  if (failing && now - failing.failing_since >= disableAfterFailingMs) {
+    disableEndpoint(sql, serviceId, 'failing', now);
+    return 'held';
+  }
+  if (verdict.kind === 'exhausted') return 'failed';
+  const endpoint = sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId);
+  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
+}
+
+/** The first reason stays: a 410 after days of failures is still "failing since". */
+function disableEndpoint(sql: Sql, serviceId: string, reason: EndpointDisabledReason, now: number): void {
+  sql.run(
+    `INSERT INTO delivery_endpoints (service_id, disabled_at, disabled_reason) VALUES (?, ?, ?)
+     ON CONFLICT (service_id) DO UPDATE SET disabled_at = coalesce(disabled_at, excluded.disabled_at),
+       disabled_reason = coalesce(disabled_reason, excluded.disabled_reason)`,
+    serviceId,
+    now,
+    reason,
+  );
+}
+
+export function getEndpointHealth(sql: Sql, serviceId: string): EndpointHealth | undefined {
+  const row = sql.one<{ service_id: string; failing_since: number | null; disabled_at: number | null; disabled_reason: EndpointDisabledReason | null }>(
+    `SELECT s.service_id, e.failing_since, e.disabled_at, e.disabled_reason
+     FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = ?`,
+    serviceId,
+  );
+  return row && { serviceId: row.service_id, failingSince: row.failing_since, disabledAt: row.disabled_at, disabledReason: row.disabled_reason };
+}
+
+export function enableEndpoint(sql: Sql, serviceId: string, now: number): number {
+  return sql.write(() => {
+    sql.run('DELETE FROM delivery_endpoints WHERE service_id = ?', serviceId);
+    return releaseHeld(sql, now, serviceId);
+  });
+}
+
+export function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
+  return sql.write(() => {
+    let released = 0;
+    const open = sql.all<EndpointRow>(`${ENDPOINTS} WHERE (push_ok OR event_ok) AND (? IS NULL OR service_id = ?)`, serviceId ?? null, serviceId ?? null);
+    for (const endpoint of open) {
+      released += sql.run(
+        `UPDATE outbox SET status = 'pending', next_attempt_at = ?, schedule_start = attempts
+         WHERE service_id = ? AND status = 'held' AND ((kind = 'push' AND ? = 1) OR (kind = 'event' AND ? = 1))`,
+        now,
+        endpoint.service_id,
+        endpoint.push_ok,
+        endpoint.event_ok,
+      );
+    }
+    return notifyIf(sql, released);
+  });
+}
+
+export function outboxStats(sql: Sql): OutboxStats {
+  const rows = sql.all<{ status: 'pending' | 'delivering' | 'held'; n: number; oldest: number }>(
+    `SELECT status, count(*) AS n, min(created_at) AS oldest FROM outbox
+     WHERE status IN ('pending', 'delivering', 'held') GROUP BY status`,
+  );
+  const count = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
+  const open = rows.filter((r) => r.status !== 'held').map((r) => r.oldest);
+  return { pending: count('pending'), delivering: count('delivering'), held: count('held'), oldestPendingAt: open.length ? Math.min(...open) : null };
+}

@@ -1,0 +1,307 @@
+/**
+ * The store contract on PostgreSQL, unchanged, and what it cannot reach through the Store interface:
+ * migrations under concurrency, pool settings, a transaction failing midway, nodes racing on one
+ * database (sequences, limits, claims, notifications), and messages in delivery states. A side connection plays the part of a fault or of the
+ * delivery engine. Skipped, with a message saying why, when PostgreSQL is not reachable.
+ */
+import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { loadMigrations } from '../../src/store/postgres/migrate.js';
+import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
+import { storeContract } from './contract.js';
+import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from './contract/world.js';
+
+const adminUrl = postgresAdminUrl();
+const unreachable = await postgresUnreachable(adminUrl);
+if (unreachable) console.warn(`Skipping the PostgreSQL store tests: ${unreachable}`);
+
+describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
+  // One database for this file; each store the contract opens starts with every table empty.
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase(adminUrl);
+  });
+  afterAll(() => db?.drop());
+
+  const open = async (): Promise<Store> => {
+    await db.reset();
+    return openStore(db.url);
+  };
+
+  storeContract('PostgreSQL', open);
+
+  describe('beside the contract', () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(() => store.close());
+
+    const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
+    const count = async (table: string): Promise<number> =>
+      side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
+
+    describe('migrations', () => {
+      it('ship as numbered files starting with 001_init.sql, recorded once each', async () => {
+        const migrations = loadMigrations();
+        expect(migrations[0]?.name).toBe('001_init.sql');
+        await store.migrate();
+        const rows = await side(async (c) => (await c.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows);
+        expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+      });
+
+      it('apply once when several nodes start together on an empty database', async () => {
+        const empty = await createTestDatabase(adminUrl);
+        try {
+          const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(empty.url)));
+          await Promise.all(stores.map((s) => s.close()));
+          const applied = await withClient(empty.url, async (c) => (await c.query('SELECT version FROM schema_migrations')).rows);
+          expect(applied).toHaveLength(loadMigrations().length);
+        } finally {
+          await empty.drop();
+        }
+      });
+    });
+
+    describe('pool settings', () => {
+      it('reads pool_max and connect_timeout from the URL, leaving the rest to the driver', () => {
+        expect(poolSettings('postgres://u:p@db:5432/app?pool_max=20&connect_timeout=2&statement_timeout=500')).toEqual({
+          connectionString: 'postgres://u:p@db:5432/app?statement_timeout=500',
+          max: 20,
+          connectionTimeoutMillis: 2000,
+        });
+        expect(poolSettings('postgres://db/app')).toMatchObject({ max: 10, connectionTimeoutMillis: 5000 });
+        expect(() => poolSettings('postgres://db/app?pool_max=lots')).toThrow(/pool_max must be a positive integer/);
+      });
+
+      it('sets a statement timeout: 30 s unless the URL gives one', async () => {
+        const timeout = async (url: string): Promise<unknown> => {
+          const pool = openPool(url);
+          try {
+            return (await pool.query('SHOW statement_timeout')).rows[0];
+          } finally {
+            await pool.end();
+          }
+        };
+        expect(await timeout(db.url)).toEqual({ statement_timeout: '30s' });
+        const withTimeout = new URL(db.url);
+        withTimeout.searchParams.set('statement_timeout', '1234');
+        expect(await timeout(withTimeout.toString())).toEqual({ statement_timeout: '1234ms' });
+      });
+    });
+
+    describe('a change and its messages commit together or not at all', () => {
+      // The tables outlive this test: the fault must not reach the next one.
+      afterEach(() => side((c) => c.query('DROP TRIGGER IF EXISTS fail_message ON outbox; DROP FUNCTION IF EXISTS injected_fault()')));
+
+      /** Makes inserting the outbox row for `serviceId` fail. */
+      const failMessagesTo = (serviceId: string) =>
+        side((c) =>
+          c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+                   CREATE TRIGGER fail_message BEFORE INSERT ON outbox FOR EACH ROW WHEN (NEW.service_id = '${serviceId}')
+                   EXECUTE FUNCTION injected_fault()`),
+        );
+
+      it('leaves no device, message or sequence behind when recording the second message fails', async () => {
+        await addService(store, 'S1');
+        await addService(store, 'S2');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        await connect(store, 'S2', 'U1');
+        await failMessagesTo('S2');
+
+        await expect(addDevice(store, 'D1', 'U1')).rejects.toThrow(/injected fault/);
+
+        expect(await store.getDevice('D1')).toBeUndefined();
+        expect(await store.getDeviceState('D1')).toBeUndefined();
+        expect(await store.listUserDevices('U1')).toEqual([]);
+        expect(await count('outbox')).toBe(0);
+        expect(await count('message_sequences')).toBe(0);
+      });
+
+      it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        await addDevice(store, 'D1', 'U1');
+        await store.addPushSubscription('S1', 'U1', 'D1', T0);
+        await failMessagesTo('S1');
+
+        await expect(store.deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
+
+        expect(await store.getUser('U1')).toBeDefined();
+        expect((await store.getDevice('D1'))?.userNumbers).toEqual(['U1']);
+        expect(await store.listPushSubscriptions('S1', 'U1')).toHaveLength(1);
+        expect(await store.getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
+      });
+    });
+
+    describe('nodes racing on one database', () => {
+      /** A second store on the same database: another node. */
+      let other: Store;
+      beforeEach(async () => {
+        other = await openStore(db.url);
+      });
+      afterEach(() => other.close());
+
+      it('numbers concurrent messages of one device without gaps or repeats', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        await addDevice(store, 'D1', 'U1');
+        await store.addPushSubscription('S1', 'U1', 'D1', T0);
+        await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? store : other).recordPush('D1', `CODE_${i}`, T0 + 1)));
+        const sequences = (await recorded(store, 'S1')).map((m) => m.message.sequence).sort((a, b) => a - b);
+        expect(sequences).toEqual(Array.from({ length: 31 }, (_, i) => i + 1));
+      });
+
+      it('never lets concurrent event subscriptions of one pair pass the limit', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        const devices = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'];
+        for (const deviceId of devices) await addDevice(store, deviceId, 'U1');
+        const results = await Promise.all(
+          devices.map((deviceId, i) =>
+            (i % 2 ? store : other).upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt: T0 + HOUR }, T0, 2),
+          ),
+        );
+        expect(results.filter((r) => r === 'created')).toHaveLength(2);
+        expect(await store.listEventSubscriptions('S1', 'U1', T0)).toHaveLength(2);
+      });
+
+      it('leases each message to one node only, and only the first open one of its device', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        for (const deviceId of ['D1', 'D2', 'D3']) {
+          await addDevice(store, deviceId, 'U1');
+          await store.renameDevice(deviceId, 'Renamed', T0 + 1);
+        }
+        const request = { now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} };
+        const claims = await Promise.all([store, other, store, other].map((s, i) => s.claimDeliveries({ ...request, owner: `node-${i}` })));
+        const leased = claims.flat().map((c) => [c.message.deviceId, c.message.sequence]);
+        expect(leased.sort()).toEqual([['D1', 1], ['D2', 1], ['D3', 1]]);
+      });
+
+      it('wakes a watcher on one node after a commit through the other, and again after losing its connection', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        let woken = 0;
+        await other.watchOutbox(() => woken++);
+        const wokenAgain = async (before: number) => {
+          for (let waited = 0; woken === before && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+          expect(woken).toBeGreaterThan(before);
+        };
+        await addDevice(store, 'D1', 'U1');
+        await wokenAgain(0);
+
+        // PostgreSQL restarting looks the same to the listener: its connection ends.
+        const before = woken;
+        await side((c) => c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"));
+        await wokenAgain(before);
+        const reconnected = woken;
+        await store.renameDevice('D1', 'Again', T0 + 1);
+        await wokenAgain(reconnected);
+      });
+
+      it('deletes a device when its last two users leave at once', async () => {
+        await addUser(store, 'U1');
+        await addUser(store, 'U2');
+        await store.registerDevice(newDevice('D1'), 'U1', T0);
+        await store.shareDevice('D1', 'U2', T0);
+        expect(await Promise.all([store.unregisterDevice('D1', 'U1', T0 + 1), other.unregisterDevice('D1', 'U2', T0 + 1)])).toEqual([true, true]);
+        expect(await store.getDevice('D1')).toBeUndefined();
+        expect(await count('devices')).toBe(0);
+      });
+    });
+
+    describe('messages in delivery states', () => {
+      /** Three DEVICE_PUSH messages to S1, oldest first. */
+      async function threePushes(): Promise<string[]> {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1', false);
+        await addDevice(store, 'D1', 'U1');
+        await store.addPushSubscription('S1', 'U1', 'D1', T0);
+        for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store.recordPush('D1', 'WASHING_IS_COMPLETE', at);
+        return (await recorded(store, 'S1')).map((m) => m.message.messageId);
+      }
+
+      /** What the delivery engine would do: settle a message, as if a node still held its lease. */
+      const setState = (messageId: string, status: string, attempts: number, deliveredAt: number | null = null) =>
+        side((c) =>
+          c.query(
+            `UPDATE outbox SET status = $1, attempts = $2, delivered_at = $3, lease_owner = 'node-a', lease_expires_at = $4, fencing_token = 7
+             WHERE message_id = $5`,
+            [status, attempts, deliveredAt, T0 + HOUR, messageId],
+          ),
+        );
+
+      it('lists the attempts of the given messages, by message then attempt, times to the microsecond', async () => {
+        const [a, b, c] = (await threePushes()).sort();
+        const insert = (messageId: string | undefined, attempt: number, startedAt: number, durationMs: number, status: number | null, body: string | null, error: string | null) =>
+          side((client) =>
+            client.query('INSERT INTO delivery_attempts VALUES ($1, $2, $3, $4, $5, $6, $7)', [messageId, attempt, startedAt, durationMs, status, body, error]),
+          );
+        await insert(b, 2, T0 + 20, 12.5, 200, 'ok', null);
+        await insert(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms');
+        await insert(a, 1, T0 + 5, 3, 503, 'busy', null);
+        await insert(c, 1, T0 + 30, 3, 503, 'busy', null);
+        expect(await store.listAttempts([b ?? '', a ?? ''])).toEqual([
+          { messageId: a, attempt: 1, startedAt: T0 + 5, durationMs: 3, responseStatus: 503, responseBody: 'busy', error: null },
+          { messageId: b, attempt: 1, startedAt: T0 + 10, durationMs: 10000, responseStatus: null, responseBody: null, error: 'timeout after 10000 ms' },
+          { messageId: b, attempt: 2, startedAt: T0 + 20, durationMs: 12.5, responseStatus: 200, responseBody: 'ok', error: null },
+        ]);
+      });
+
+      it('resends a delivered message: pending, due now, lease cleared and fenced, attempts kept', async () => {
+        const [a] = await threePushes();
+        await setState(a ?? '', 'delivered', 1, T0 + 10);
+        expect(await store.resendMessage(a ?? '', T0 + 100)).toBe(true);
+        expect(await store.getMessage(a ?? '')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
+        const lease = await side(async (c) => (await c.query('SELECT lease_owner, lease_expires_at, fencing_token FROM outbox WHERE message_id = $1', [a])).rows);
+        expect(lease).toEqual([{ lease_owner: null, lease_expires_at: null, fencing_token: 8 }]);
+      });
+
+      it('recovers the failed messages of a service created since a time', async () => {
+        const ids = await threePushes();
+        for (const id of ids) await setState(id, 'failed', 8);
+        expect(await store.recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
+        const states = (await recorded(store, 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
+        expect(states).toEqual([
+          ['failed', T0 + 1],
+          ['pending', T0 + 100],
+          ['pending', T0 + 100],
+        ]);
+      });
+    });
+
+    it('finds everything again from another connection after closing', async () => {
+      await addService(store, 'S1');
+      await store.rotateWebhookSecret('S1', 'whsec_new', T0 + 1, T0 + 24 * HOUR);
+      await addUser(store, 'U1');
+      await connect(store, 'S1', 'U1');
+      await addDevice(store, 'D1', 'U1');
+      await store.addPushSubscription('S1', 'U1', 'D1', T0 + 2);
+      await store.applyReport('D1', [{ b: 1, a: 2 }], [{ b: 1, a: 2 }], T0 + 3);
+      const read = async (s: Store) => ({
+        service: await s.getService('S1'),
+        device: await s.getDevice('D1'),
+        state: await s.getDeviceState('D1'),
+        push: await s.listPushSubscriptions('S1', 'U1'),
+        messages: await s.listMessages('S1', {}),
+      });
+      const before = await read(store);
+      await store.close();
+      store = await openStore(db.url);
+      expect(await read(store)).toEqual(before);
+      // The status keeps its exact text, key order included.
+      expect(JSON.stringify(before.state?.status)).toBe('[{"b":1,"a":2}]');
+    });
+  });
+});
