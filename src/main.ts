@@ -4,6 +4,7 @@ import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
 import { baseUrl, ConfigError, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
+import { startDelivery, type Delivery } from './delivery/index.js';
 import { deferredChannel, startGateway, type Gateway } from './gateway/index.js';
 import { systemClock } from './ids.js';
 import { openStore } from './store/index.js';
@@ -25,7 +26,7 @@ export interface RunningServer {
   portTaken: boolean;
   /** The embedded MQTT broker's port (null with an external broker or none), and whether MQTT_PORT was taken. */
   mqtt: { port: number | null; portTaken: boolean };
-  /** Stops accepting, lets in-flight requests finish, then closes the store. */
+  /** Stops accepting requests and claiming deliveries, lets those in flight finish, then closes the broker and the store. */
   stop(): Promise<void>;
 }
 
@@ -75,6 +76,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const store = await openStore(config.databaseUrl);
   let app: App | undefined;
   let gateway: Gateway | undefined;
+  let delivery: Delivery | undefined;
+  let simulator: AppContext['simulator'] | undefined;
   try {
     // Devices needs the real devices' channel and the gateway needs Devices: the channel is attached once it runs.
     const real = deferredChannel();
@@ -84,6 +87,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     gateway = mqtt.gateway;
     real.attach(gateway.channel);
     await options.prepare?.(ctx);
+    // After prepare, so the simulator adopts the sandbox's freshly seeded appliances.
+    await ctx.simulator.start();
+    simulator = ctx.simulator;
+    delivery = await startDelivery({ store, clock: systemClock, config, registry: app.metrics.registry, log: app.server.log });
     const { address, portTaken } = await listen(app, config, options.anyPortIfTaken ?? false);
     const url = localUrl(address);
     app.server.log.info(
@@ -92,12 +99,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     );
     const server = app;
     const broker = gateway;
+    const deliveries = delivery;
     let stopping: Promise<void> | undefined;
-    // Order matters: no new requests, then no new device traffic, then the database.
-    const stop = () => (stopping ??= server.server.close().then(() => broker.close()).then(() => store.close()));
+    // Order matters: no new requests nor deliveries (those in flight finish), then no new device traffic, then the database.
+    const stop = () =>
+      (stopping ??= Promise.all([server.server.close(), deliveries.stop(), ctx.simulator.stop()])
+        .then(() => broker.close())
+        .then(() => store.close()));
     return { app, ctx, url, port: address.port, portTaken, mqtt: { port: gateway.port, portTaken: mqtt.portTaken }, stop };
   } catch (error) {
     await app?.server.close();
+    await delivery?.stop();
+    await simulator?.stop();
     await gateway?.close();
     await store.close();
     throw error;
@@ -117,7 +130,7 @@ export function installSignalHandlers(server: RunningServer): void {
       process.exit(128 + constants.signals[signal]);
     }
     draining = true;
-    log.info({ signal }, 'draining: no new connections; finishing requests in flight');
+    log.info({ signal }, 'draining: no new connections or deliveries; finishing requests and delivery attempts in flight');
     server.stop().then(
       () => {
         log.info('stopped');

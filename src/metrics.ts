@@ -1,5 +1,6 @@
 /** Prometheus metrics (DESIGN E), one registry per app so that several apps can live in one process (tests). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { OutboxStats } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -33,6 +34,61 @@ export function createMetrics(collect: { connectedDevices: () => Promise<number>
       async collect() {
         this.set(await collect.connectedDevices());
       },
+    }),
+  };
+}
+
+/** Delivery (DESIGN C, E): what happened to attempts, and how much waits. */
+export interface DeliveryMetrics {
+  /** One per recorded attempt, by what became of its message: delivered, retry, failed, held, or fenced. */
+  deliveries: Counter<'outcome'>;
+  attemptDuration: Histogram<'result'>;
+}
+
+/** Registers the delivery metrics on an app's registry; the gauges read `stats` once per scrape. */
+export function createDeliveryMetrics(registry: Registry, collect: { stats: () => Promise<OutboxStats>; now: () => number }): DeliveryMetrics {
+  let scrape: Promise<OutboxStats> | undefined;
+  // The three gauges are collected together: one query serves them all.
+  const stats = (): Promise<OutboxStats> => (scrape ??= collect.stats().finally(() => (scrape = undefined)));
+  new Gauge({
+    name: 'deliveries_pending',
+    help: 'Messages waiting for delivery or being delivered',
+    registers: [registry],
+    async collect() {
+      const { pending, delivering } = await stats();
+      this.set(pending + delivering);
+    },
+  });
+  new Gauge({
+    name: 'deliveries_held',
+    help: 'Messages held for a disabled service or endpoint, or a service without a callback URL',
+    registers: [registry],
+    async collect() {
+      this.set((await stats()).held);
+    },
+  });
+  new Gauge({
+    name: 'deliveries_oldest_pending_age_seconds',
+    help: 'Age of the oldest message waiting for delivery; 0 when none waits',
+    registers: [registry],
+    async collect() {
+      const { oldestPendingAt } = await stats();
+      this.set(oldestPendingAt === null ? 0 : Math.max(0, (collect.now() - oldestPendingAt) / 1000));
+    },
+  });
+  return {
+    deliveries: new Counter({
+      name: 'deliveries_total',
+      help: 'Delivery attempts by what became of their message',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    attemptDuration: new Histogram({
+      name: 'delivery_attempt_duration_seconds',
+      help: 'Latency of delivery attempts, from request to the end of the (capped) response',
+      labelNames: ['result'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
     }),
   };
 }

@@ -50,7 +50,9 @@ export const ServicePatchBody = Type.Object(
     allowedDevices: Type.Optional(Type.Array(DeviceType)),
     callbackUrl: Type.Optional(NullableUrl),
     eventCallbackUrl: Type.Optional(NullableUrl),
-    enabled: Type.Optional(Type.Boolean({ description: 'A disabled service is refused with 1301.' })),
+    enabled: Type.Optional(Type.Boolean({
+      description: 'A disabled service is refused with 1301 and its messages are held. `true` also enables a delivery endpoint disabled by 410 Gone or five days of failures; held messages then go out, in order.',
+    })),
   },
   { additionalProperties: false },
 );

@@ -6,7 +6,7 @@ import { adminSchema, NewServiceBody, NewServiceResponse, RotatedSecret, Service
 import { serviceView } from './views.js';
 
 export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
-  const { accounts, clock } = ctx;
+  const { accounts, clock, store } = ctx;
 
   app.post('/services', {
     schema: adminSchema(
@@ -30,11 +30,18 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
   app.patch('/services/:serviceId', {
     schema: adminSchema(
       'Change a calling service',
-      { description: 'Any of the create fields, and `enabled`.', params: ServiceIdParams, body: ServicePatchBody },
+      { description: 'Any of the create fields, and `enabled` (`true` also enables a disabled delivery endpoint).', params: ServiceIdParams, body: ServicePatchBody },
       ServiceView,
       ['1305'],
     ),
-  }, async (request) => answer(request, clock, serviceView(await accounts.updateService(request.params.serviceId, request.body))));
+  }, async (request) => {
+    const { serviceId } = request.params;
+    const service = await accounts.updateService(serviceId, request.body);
+    // Held messages go out as soon as delivery is possible again, not at the next sweep.
+    if (request.body.enabled === true) await store.enableEndpoint(serviceId, clock.now());
+    else await store.releaseHeld(clock.now(), serviceId);
+    return answer(request, clock, serviceView(service));
+  });
 
   app.post('/services/:serviceId/rotate-secret', {
     schema: adminSchema(

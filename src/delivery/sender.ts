@@ -1,7 +1,7 @@
 /** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
 import { Agent, request } from 'undici';
 import { systemClock, type Clock } from '../ids.js';
-import { createAddressGuard, type Phase } from './address-guard.js';
+import { createAddressGuard, type Phase, type UrlCheck } from './address-guard.js';
 import { parseRetryAfter } from './schedule.js';
 
 export interface SenderOptions {
@@ -35,6 +35,9 @@ export interface Sender {
   close(): Promise<void>;
 }
 
+/** How many URLs' checks a sender remembers: past that it starts over. */
+const CHECKED_URLS = 10_000;
+
 /** A sender with one connection pool for all receivers; undici follows no redirects unless asked. */
 export function createSender({
   phase,
@@ -46,11 +49,22 @@ export function createSender({
 }: SenderOptions): Sender {
   const guard = createAddressGuard({ phase, allowList });
   const agent = new Agent({ connections: connectionsPerOrigin, connect: { lookup: guard.lookup, timeout: timeoutMs } });
+  // A URL's scheme and literal address never change, and the same few URLs get every attempt.
+  const checked = new Map<string, UrlCheck>();
+  const checkUrl = (url: string): UrlCheck => {
+    let check = checked.get(url);
+    if (!check) {
+      if (checked.size >= CHECKED_URLS) checked.clear();
+      check = guard.checkUrl(url);
+      checked.set(url, check);
+    }
+    return check;
+  };
 
   async function send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = (): number => performance.now() - started;
-    const check = guard.checkUrl(url);
+    const check = checkUrl(url);
     if (!check.ok) return { ok: false, status: null, body: null, durationMs: elapsed(), error: check.reason, gone: false };
 
     const timeout = new AbortController();

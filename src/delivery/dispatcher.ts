@@ -1,0 +1,227 @@
+/**
+ * The delivery loop (DESIGN C): claims due deliveries in batches, sends each once under its lease,
+ * and records the outcomes in batches. Its I/O comes in as functions (STYLE habit 7), so the same
+ * loop runs on any store and tests drive it against real receivers.
+ */
+import type { Clock } from '../ids.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, RecordedStatus } from '../store/store.js';
+import { attemptRecord, deliveryHeaders, judge } from './attempt.js';
+import type { AttemptOutcome } from './sender.js';
+
+export interface DispatcherIo {
+  claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;
+  /** Records the attempts in one transaction; one status per attempt, in order. */
+  record(attempts: AttemptRecord[], now: number): Promise<RecordedStatus[]>;
+  /** One HTTP attempt; resolves with its outcome, never rejects. */
+  send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome>;
+  clock: Clock;
+  /** For the retry schedule's jitter. */
+  random(): number;
+}
+
+export interface DispatcherSettings {
+  /** Names this dispatcher's leases. */
+  owner: string;
+  /** Delays after each failed attempt, in ms. */
+  schedule: readonly number[];
+  /** Longer than an attempt and its recording take, so that only a crashed holder loses its lease. */
+  leaseMs: number;
+  /** Most deliveries one claim takes. */
+  batchSize: number;
+  maxInFlight: number;
+  /** Most deliveries in flight to one service, so that a hanging endpoint only ever blocks its own. */
+  perEndpointLimit: number;
+  /** The fallback poll: for messages written by other processes, and whatever a wake-up missed. */
+  pollMs: number;
+  /**
+   * The least time between two claims: under load, outcomes and new messages gather meanwhile, so
+   * that each claim and each record takes a batch instead of one transaction per delivery.
+   */
+  claimIntervalMs: number;
+}
+
+export interface DispatcherEvents {
+  /** After each attempt is recorded (or found fenced). */
+  recorded?(record: AttemptRecord, status: RecordedStatus, serviceId: string): void;
+  /** A claim or a record failed; the loop goes on, and unrecorded leases expire into a retry. */
+  failed?(error: unknown, during: 'claim' | 'record'): void;
+}
+
+export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped';
+
+interface Finished {
+  record: AttemptRecord;
+  serviceId: string;
+}
+
+export class Dispatcher {
+  #state: DispatcherState = 'idle';
+  /** Deliveries claimed and not yet recorded, by serviceId: they hold their endpoint's slots. */
+  readonly #inFlight = new Map<string, number>();
+  #total = 0;
+  readonly #attempts = new Set<Promise<void>>();
+  #finished: Finished[] = [];
+  /** The chain of record batches: one at a time, each taking every outcome that arrived before it. */
+  #recording: Promise<void> = Promise.resolve();
+  #recordSoon: NodeJS.Immediate | undefined;
+  #woken = false;
+  #wakeUp: (() => void) | undefined;
+  /** The earliest retry this dispatcher scheduled, so that it wakes for it before the next poll. */
+  #nextDue = Number.POSITIVE_INFINITY;
+  #loop: Promise<void> = Promise.resolve();
+  #lastClaim = Number.NEGATIVE_INFINITY;
+  #stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly io: DispatcherIo,
+    private readonly settings: DispatcherSettings,
+    private readonly events: DispatcherEvents = {},
+  ) {}
+
+  get state(): DispatcherState {
+    return this.#state;
+  }
+
+  start(): void {
+    if (this.#state !== 'idle') throw new Error(`A dispatcher starts once; this one is ${this.#state}`);
+    this.#state = 'running';
+    this.#loop = this.#run();
+  }
+
+  /** Something may be due: claim now rather than at the next poll. */
+  wake(): void {
+    this.#woken = true;
+    this.#wakeUp?.();
+  }
+
+  /** Drains: claims nothing more, lets every attempt in flight finish, records them all. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#drain();
+    return this.#stopping;
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#state === 'running') this.#state = 'draining';
+    this.wake();
+    await this.#loop;
+    await Promise.all(this.#attempts);
+    if (this.#recordSoon) {
+      clearImmediate(this.#recordSoon);
+      this.#recordSoon = undefined;
+      this.#recording = this.#recording.then(() => this.#recordBatch());
+    }
+    await this.#recording;
+    this.#state = 'stopped';
+  }
+
+  async #run(): Promise<void> {
+    while (this.#state === 'running') {
+      this.#woken = false;
+      const room = Math.min(this.settings.batchSize, this.settings.maxInFlight - this.#total);
+      let claimed = 0;
+      if (room > 0) {
+        await this.#pace();
+        // A drain that began meanwhile claims nothing more.
+        if (this.#state !== 'running') break;
+        claimed = await this.#claim(room);
+      }
+      // A full batch means more may be due at once.
+      if (claimed === room && room > 0) continue;
+      await this.#idle();
+    }
+  }
+
+  async #claim(limit: number): Promise<number> {
+    const now = this.io.clock.now();
+    if (now >= this.#nextDue) this.#nextDue = Number.POSITIVE_INFINITY;
+    try {
+      const deliveries = await this.io.claim({
+        owner: this.settings.owner,
+        now,
+        leaseMs: this.settings.leaseMs,
+        limit,
+        perEndpointLimit: this.settings.perEndpointLimit,
+        inFlight: Object.fromEntries(this.#inFlight),
+      });
+      for (const delivery of deliveries) this.#begin(delivery);
+      return deliveries.length;
+    } catch (error) {
+      this.events.failed?.(error, 'claim');
+      return 0;
+    }
+  }
+
+  /** Waits out what is left of claimIntervalMs since the last claim. */
+  async #pace(): Promise<void> {
+    const wait = this.#lastClaim + this.settings.claimIntervalMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    this.#lastClaim = performance.now();
+  }
+
+  /** Until woken, the poll interval passes, or the earliest retry falls due. */
+  #idle(): Promise<void> {
+    if (this.#woken) return Promise.resolve();
+    const wait = Math.max(0, Math.min(this.settings.pollMs, this.#nextDue - this.io.clock.now()));
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, wait);
+      this.#wakeUp = done;
+    });
+  }
+
+  #begin(delivery: ClaimedDelivery): void {
+    const { serviceId } = delivery.message;
+    this.#inFlight.set(serviceId, (this.#inFlight.get(serviceId) ?? 0) + 1);
+    this.#total += 1;
+    const attempt = this.#attempt(delivery).finally(() => this.#attempts.delete(attempt));
+    this.#attempts.add(attempt);
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { clock, random } = this.io;
+    const startedAt = clock.now();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.io.send(delivery.url, deliveryHeaders(delivery, startedAt), delivery.message.body);
+    } catch (error) {
+      // Sending never rejects; signing does, for a stored secret that is not `whsec_` base64.
+      const reason = error instanceof Error ? error.message : String(error);
+      outcome = { ok: false, status: null, body: null, durationMs: clock.now() - startedAt, error: reason, gone: false };
+    }
+    const verdict = judge(outcome, delivery.scheduleAttempt, this.settings.schedule, random, startedAt + outcome.durationMs);
+    this.#finished.push({ record: attemptRecord(delivery, outcome, startedAt, verdict), serviceId: delivery.message.serviceId });
+    // Every outcome that arrives in this turn of the event loop goes into one transaction.
+    this.#recordSoon ??= setImmediate(() => {
+      this.#recordSoon = undefined;
+      this.#recording = this.#recording.then(() => this.#recordBatch());
+    });
+  }
+
+  async #recordBatch(): Promise<void> {
+    const batch = this.#finished.splice(0);
+    if (batch.length === 0) return;
+    let statuses: RecordedStatus[] = [];
+    try {
+      statuses = await this.io.record(batch.map((f) => f.record), this.io.clock.now());
+    } catch (error) {
+      // Unrecorded, the leases expire and the messages go again, with the same webhook-id.
+      this.events.failed?.(error, 'record');
+    }
+    batch.forEach(({ record, serviceId }, index) => {
+      const left = (this.#inFlight.get(serviceId) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(serviceId, left);
+      else this.#inFlight.delete(serviceId);
+      this.#total -= 1;
+      const status = statuses[index];
+      if (status === undefined) return;
+      if (status === 'pending' && record.verdict.kind === 'retry') this.#nextDue = Math.min(this.#nextDue, record.verdict.nextAttemptAt);
+      this.events.recorded?.(record, status, serviceId);
+    });
+    // Slots are free, and the next message of each device may now go.
+    this.wake();
+  }
+}

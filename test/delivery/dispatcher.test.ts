@@ -1,0 +1,127 @@
+/**
+ * The dispatcher loop on an injected clock: a real store, a real sender and loopback receivers, with
+ * time advanced by hand so that retry times and lease expiry are exact rather than waited for.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Dispatcher, type DispatcherSettings } from '../../src/delivery/dispatcher.js';
+import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { newWebhookSecret } from '../../src/delivery/sign.js';
+import type { Clock } from '../../src/ids.js';
+import { openStore } from '../../src/store/index.js';
+import type { RecordedStatus, Store } from '../../src/store/store.js';
+import { addDevice, addUser, connect, T0 } from '../store/contract/world.js';
+import { startReceiver, waitFor, type Receiver, type Respond } from './harness.js';
+
+const SETTINGS: Omit<DispatcherSettings, 'owner'> = {
+  schedule: [5_000, 300_000],
+  leaseMs: 30_000,
+  batchSize: 10,
+  maxInFlight: 10,
+  perEndpointLimit: 4,
+  pollMs: 20,
+  claimIntervalMs: 1,
+};
+
+describe('dispatcher', () => {
+  let store: Store;
+  let sender: Sender;
+  let now: number;
+  const clock: Clock = { now: () => now };
+  const dispatchers: Dispatcher[] = [];
+  const receivers: Receiver[] = [];
+  const recorded: [string, RecordedStatus][] = [];
+
+  beforeEach(async () => {
+    now = T0;
+    store = await openStore('sqlite::memory:');
+    sender = createSender({ phase: 'QA', allowList: [], timeoutMs: 5_000, clock });
+    await store.createService(
+      { serviceId: 'S1', name: 'S1', keyHash: 'h', allowedDevices: ['DEVICE_WASHER'], callbackUrl: null, eventCallbackUrl: null, webhookSecret: newWebhookSecret() },
+      T0,
+    );
+    await addUser(store, 'U1');
+    // Registered before the service listens: each test's rename is the only message.
+    await addDevice(store, 'D1', 'U1');
+    await connect(store, 'S1', 'U1');
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
+    await sender.close();
+    await store.close();
+    recorded.length = 0;
+  });
+
+  function dispatcher(owner: string): Dispatcher {
+    const started = new Dispatcher(
+      {
+        claim: (request) => store.claimDeliveries(request),
+        record: (attempts, at) => store.recordAttempts(attempts, at, 5 * 86_400_000),
+        send: (url, headers, body) => sender.send(url, headers, body),
+        clock,
+        random: () => 0.5,
+      },
+      { owner, ...SETTINGS },
+      { recorded: (record, status) => recorded.push([record.messageId, status]) },
+    );
+    dispatchers.push(started);
+    started.start();
+    return started;
+  }
+
+  async function receiver(respond: Respond): Promise<Receiver> {
+    const started = await startReceiver(respond);
+    receivers.push(started);
+    await store.updateService('S1', { callbackUrl: started.url });
+    return started;
+  }
+
+  const message = async () => (await store.listMessages('S1', {}))[0]!;
+
+  it('retries when the schedule says, on the injected clock, at least as late as Retry-After asks', async () => {
+    const hooks = await receiver((response, count) => (count === 1 ? response.writeHead(503, { 'retry-after': '120' }).end() : response.writeHead(200).end()));
+    const loop = dispatcher('node-a');
+    await store.renameDevice('D1', 'Renamed', T0);
+    await waitFor('the first attempt', async () => ((await message()).attempts === 1 ? true : undefined));
+
+    const [first] = await store.listAttempts([(await message()).messageId]);
+    const due = first!.startedAt + first!.durationMs + 120_000;
+    expect(await message()).toMatchObject({ status: 'pending', nextAttemptAt: due });
+
+    now = due - 1;
+    loop.wake();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(hooks.received).toHaveLength(1);
+
+    now = due;
+    loop.wake();
+    await waitFor('the retry', async () => ((await message()).status === 'delivered' ? true : undefined));
+    const ids = hooks.received.map((r) => r.headers['webhook-id']);
+    expect(ids).toEqual([ids[0], ids[0]]);
+    // Each attempt is signed at its own time.
+    expect(hooks.received.map((r) => r.headers['webhook-timestamp'])).toEqual([String(Math.floor(T0 / 1000)), String(Math.floor(due / 1000))]);
+  });
+
+  it('lets a new holder take over an expired lease, and ignores the late finisher', async () => {
+    let answer: (() => void) | undefined;
+    const hooks = await receiver((response, count) => {
+      if (count === 1) answer = () => response.writeHead(200).end();
+      else response.writeHead(200).end();
+    });
+    const slow = dispatcher('node-a');
+    await store.renameDevice('D1', 'Renamed', T0);
+    await waitFor('the first attempt to hang', () => answer);
+
+    // node-a stalls past its lease; node-b reclaims and delivers.
+    now = T0 + SETTINGS.leaseMs;
+    dispatcher('node-b');
+    await waitFor('node-b to deliver', async () => ((await message()).status === 'delivered' ? true : undefined));
+    answer!();
+    await slow.stop();
+
+    const { messageId } = await message();
+    expect(recorded).toEqual([[messageId, 'delivered'], [messageId, 'fenced']]);
+    expect(hooks.received.map((r) => r.headers['webhook-id'])).toEqual([messageId, messageId]);
+    expect(await store.listAttempts([messageId])).toHaveLength(1);
+  });
+});
