@@ -3,8 +3,9 @@ import type { Config } from './config.js';
 import { Accounts } from './core/accounts.js';
 import type { DeviceChannel } from './core/channel.js';
 import { Devices } from './core/devices.js';
-import { virtualChannel } from './sim/channel.js';
 import type { Clock } from './ids.js';
+import { type Scheduler, timerScheduler } from './sim/scheduler.js';
+import { Simulator } from './sim/simulator.js';
 import type { Store } from './store/store.js';
 
 export interface AppContext {
@@ -13,18 +14,34 @@ export interface AppContext {
   clock: Clock;
   devices: Devices;
   accounts: Accounts;
+  /** Virtual appliances: their command channel, and a clock loop the server starts and stops. */
+  simulator: Simulator;
 }
 
-/** Wires the domain services over a store; the one place that chooses the device channels. */
-export function createContext(config: Config, store: Store, clock: Clock, channels: { real: DeviceChannel }): AppContext {
+/**
+ * Wires the domain services over a store; the one place that chooses the device channels. The
+ * simulator's minutes come from `sim.scheduler` (timers by default; tests pass a manual one).
+ */
+export function createContext(config: Config, store: Store, clock: Clock, channels: { real: DeviceChannel }, sim: { scheduler?: Scheduler } = {}): AppContext {
+  // The simulator is both the virtual devices' channel and a client of Devices: the channel forwards to it.
+  const virtual: DeviceChannel = { sendCommand: (device, status, command) => simulator.sendCommand(device, status, command) };
   const devices = new Devices({
     store,
     clock,
-    channels: { virtual: virtualChannel, real: channels.real },
+    channels: { virtual, real: channels.real },
     controlTimeoutMs: config.controlTimeoutMs,
     virtualByDefault: config.virtualByDefault,
   });
-  return { config, store, clock, devices, accounts: new Accounts({ store, clock }) };
+  const simulator = new Simulator({
+    devices,
+    listVirtualDevices: () => store.listVirtualDevices(),
+    listUserDevices: (userNumber) => store.listUserDevices(userNumber),
+    clock,
+    scheduler: sim.scheduler ?? timerScheduler,
+    timeScale: config.simTimeScale,
+    onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
+  });
+  return { config, store, clock, devices, accounts: new Accounts({ store, clock }), simulator };
 }
 
 /** Until the MQTT gateway exists (issue 5), a command for a real device has no way to reach it. */

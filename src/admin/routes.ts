@@ -11,6 +11,7 @@ import { hashSecret, secretMatches } from '../ids.js';
 import type { AdminApp } from './common.js';
 import { deviceRoutes } from './devices.js';
 import { messageRoutes } from './messages.js';
+import { simRoutes } from './sim.js';
 import { serviceRoutes } from './services.js';
 import { userRoutes } from './users.js';
 
@@ -45,5 +46,6 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     userRoutes(typed, ctx);
     deviceRoutes(typed, ctx);
     messageRoutes(typed, ctx);
+    simRoutes(typed, ctx);
   }, { prefix: '/admin' });
 }

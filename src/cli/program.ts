@@ -4,6 +4,7 @@ import { loadConfig, PACKAGE_VERSION } from '../config.js';
 import { openStore } from '../store/index.js';
 import { adminCommand, databaseConfig } from './admin.js';
 import { addSettingOptions, readSettings } from './settings.js';
+import { simCommand } from './sim.js';
 
 /**
  * Builds the program; `env` is where settings not given as flags come from. The server modules are
@@ -44,5 +45,6 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     });
 
   program.addCommand(adminCommand(env));
+  program.addCommand(simCommand(env));
   return program;
 }

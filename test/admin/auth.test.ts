@@ -46,6 +46,12 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect([unknown.statusCode, unknown.json().error.code]).toEqual([401, '1301']);
   });
 
+  it('guards the simulator calls too', async () => {
+    const res = await t.app.inject({ method: 'PUT', url: '/admin/sim/time-scale', headers: { 'content-type': 'application/json' }, payload: '{"scale":5}' });
+    expect([res.statusCode, res.json().error.code]).toEqual([401, '1301']);
+    expect(t.ctx.simulator.timeScale).not.toBe(5);
+  });
+
   it('leaves the partner interface alone: its own checks answer there', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/users', headers: adminHeaders() });
     expect(res.json().error.code).toBe('1101');
@@ -91,14 +97,17 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
       'POST /admin/devices/{deviceId}/connection',
       'POST /admin/devices/{deviceId}/push',
       'POST /admin/devices/{deviceId}/report',
+      'POST /admin/devices/{deviceId}/sim',
       'POST /admin/messages/{messageId}/resend',
       'POST /admin/services',
       'POST /admin/services/{serviceId}/recover',
       'POST /admin/services/{serviceId}/rotate-secret',
+      'POST /admin/sim/scenarios/{name}',
       'POST /admin/users',
       'POST /admin/users/{userNumber}/devices',
       'POST /admin/users/{userNumber}/devices/{deviceId}',
       'POST /admin/users/{userNumber}/tokens',
+      'PUT /admin/sim/time-scale',
     ]);
     for (const { op } of operations) {
       expect(op.tags).toEqual(['admin']);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
-import { exitCode, startCli, stdoutUntil } from '../cli/process.js';
+import { newMessageId } from '../../src/ids.js';
+import { exitCode, runCli, startCli, stdoutUntil } from '../cli/process.js';
 
 interface Banner {
   localUrl: string;
@@ -110,5 +111,22 @@ describe('appliance-cloud sandbox (a real process)', () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('is driven from the command line: sim act opens the refrigerator door of the running sandbox', async () => {
+    const code = await withSandbox(env, async (banner) => {
+      const fridge = banner.devices.find((d) => d.deviceType === 'DEVICE_REFRIGERATOR')!.deviceId;
+      const act = await runCli(['sim', 'act', fridge, 'open-door', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
+      expect(act.code, act.stderr).toBe(0);
+      expect(JSON.parse(act.stdout).doorStatus[0].doorState).toBe('OPEN');
+
+      await listDevices(banner);
+      const status = await fetch(`${banner.localUrl}/devices/${fridge}`, { headers: { ...banner.curlHeaders, 'x-message-id': newMessageId() } });
+      expect(((await status.json()) as { response: { doorStatus: { doorState: string }[] } }).response.doorStatus[0]!.doorState).toBe('OPEN');
+
+      const unknown = await runCli(['sim', 'act', fridge, 'fly', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
+      expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error 1102: /)]);
+    });
+    expect(code).toBe(0);
   });
 });

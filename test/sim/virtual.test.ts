@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { getModel, mergeStatus, parsedProfile, validateReport } from '../../src/catalog/index.js';
 import type { DeviceStatus, JsonObject } from '../../src/catalog/types.js';
+import { emptyMemory } from '../../src/sim/part.js';
 import { applyCommand } from '../../src/sim/virtual.js';
 
 function device(deviceType: string, report: DeviceStatus = {}, modelName?: string) {
@@ -21,27 +22,39 @@ function applied(deviceType: string, report: DeviceStatus, command: JsonObject, 
 
 const MAIN = { location: { locationName: 'MAIN' } };
 const washer = (mode: string) => ({ ...MAIN, operation: { washerOperationMode: mode } });
+const stateOf = (status: DeviceStatus) => (Array.isArray(status) ? status[0] : status)?.runState;
+const NO_DELAY = { ...MAIN, timer: { relativeHourToStart: 0 } };
 
 describe('a washer', () => {
-  it('starts a cycle: RUNNING with its remaining time set, reported as the change only', () => {
-    const outcome = applied('DEVICE_WASHER', {}, washer('START'));
-    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'RUNNING' }, timer: { remainMinute: 50 } }]);
-    expect(outcome.status).toEqual([expect.objectContaining({ runState: { currentState: 'RUNNING' }, timer: expect.objectContaining({ remainHour: 0, remainMinute: 50, totalMinute: 50 }) })]);
+  it('starts a cycle in its first phase with the course time set, reported as the change only', () => {
+    const outcome = applied('DEVICE_WASHER', {}, washer('START'), 'FH0D7DDNK0_WIFI');
+    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'DETECTING' }, timer: { remainMinute: 50, totalMinute: 50 } }]);
+  });
+
+  it('reserves the start when a command set a delay timer: in the same command or before', () => {
+    const together = applied('DEVICE_WASHER', {}, { ...washer('START'), timer: { relativeHourToStart: 5 } }, 'FH0D7DDNK0_WIFI');
+    expect(together.report).toEqual([{ ...MAIN, runState: { currentState: 'RESERVED' }, timer: { relativeHourToStart: 5, remainMinute: 50, totalMinute: 50 } }]);
+    const { model, status } = device('DEVICE_WASHER', {}, 'FH0D7DDNK0_WIFI');
+    const set = applyCommand(model, status, { ...MAIN, timer: { relativeHourToStart: 2 } });
+    if (!set.ok) throw new Error('refused');
+    expect(stateOf((applyCommand(model, set.status, washer('START'), set.memory) as { status: DeviceStatus }).status)).toEqual({ currentState: 'RESERVED' });
+  });
+
+  it('does not take the delay a captured status shows (the least its knob offers) for a reservation', () => {
+    const outcome = applied('DEVICE_WASHER', {}, washer('START'), 'FAFXU22027');
+    expect(stateOf(outcome.status)).toEqual({ currentState: 'DETECTING' });
+    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'DETECTING' }, timer: { relativeHourToStart: 0, remainMinute: 50 } }]);
   });
 
   it.each([
     ['STOP', 'RUNNING', 'INITIAL'],
     ['POWER_OFF', 'INITIAL', 'POWER_OFF'],
     ['POWER_ON', 'POWER_OFF', 'INITIAL'],
-    ['START', 'POWER_OFF', 'RUNNING'],
+    ['START', 'POWER_OFF', 'DETECTING'],
+    ['START', 'PAUSE', 'RUNNING'],
   ])('%s from %s leads to %s', (mode, from, to) => {
-    const outcome = applied('DEVICE_WASHER', { ...MAIN, runState: { currentState: from } }, washer(mode));
-    expect((outcome.status as JsonObject[])[0]?.runState).toEqual({ currentState: to });
-  });
-
-  it('sets a readable and writable property at once with the rest of the command', () => {
-    const outcome = applied('DEVICE_WASHER', {}, { ...washer('START'), timer: { relativeHourToStart: 5 } });
-    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'RUNNING' }, timer: { relativeHourToStart: 5, remainMinute: 50 } }]);
+    const outcome = applied('DEVICE_WASHER', { ...NO_DELAY, runState: { currentState: from }, timer: { relativeHourToStart: 0, remainMinute: 30, totalMinute: 50 } }, washer(mode));
+    expect(stateOf(outcome.status)).toEqual({ currentState: to });
   });
 
   it('refuses what a real washer refuses, whether or not the partner asked for conditions', () => {
@@ -58,25 +71,30 @@ describe('a washer', () => {
 
 describe('run-state tables of other appliances', () => {
   it.each([
-    ['DEVICE_DRYER', {}, { operation: { dryerOperationMode: 'START' } }, 'RUNNING'],
-    ['DEVICE_STYLER', {}, { operation: { stylerOperationMode: 'START' } }, 'RUNNING'],
+    ['DEVICE_DRYER', { timer: { relativeHourToStop: 0 } }, { operation: { dryerOperationMode: 'START' } }, 'DETECTING'],
+    ['DEVICE_STYLER', { timer: { relativeHourToStop: 0 } }, { operation: { stylerOperationMode: 'START' } }, 'PREHEAT'],
     ['DEVICE_DISH_WASHER', {}, { operation: { dishWasherOperationMode: 'START' } }, 'RUNNING'],
     ['DEVICE_DISH_WASHER', { runState: { currentState: 'RUNNING' } }, { operation: { dishWasherOperationMode: 'CANCEL' } }, 'INITIAL'],
     ['DEVICE_WASHTOWER_DRYER', {}, { operation: { dryerOperationMode: 'POWER_OFF' } }, 'POWER_OFF'],
     ['DEVICE_ROBOT_CLEANER', {}, { operation: { cleanOperationMode: 'START' } }, 'WORKING'],
     ['DEVICE_ROBOT_CLEANER', { runState: { currentState: 'WORKING' } }, { operation: { cleanOperationMode: 'PAUSE' } }, 'PAUSE'],
+    ['DEVICE_ROBOT_CLEANER', { runState: { currentState: 'PAUSE' } }, { operation: { cleanOperationMode: 'START' } }, 'WORKING'],
     ['DEVICE_ROBOT_CLEANER', { runState: { currentState: 'WORKING' } }, { operation: { cleanOperationMode: 'HOMING' } }, 'HOMING'],
     ['DEVICE_ROBOT_CLEANER', { runState: { currentState: 'SLEEP' } }, { operation: { cleanOperationMode: 'WAKE_UP' } }, 'STANDBY'],
   ])('%s in %j: %j leads to %s', (deviceType, report, command, state) => {
-    expect((applied(deviceType, report, command).status as JsonObject).runState).toEqual({ currentState: state });
+    expect(stateOf(applied(deviceType, report, command).status)).toEqual({ currentState: state });
   });
 
-  it('preheats and cooks in the oven the command addresses, with its cook mode and temperature', () => {
+  it('a dish washer told to start with its door open pauses at once, as opening the door mid-wash would', () => {
+    expect(stateOf(applied('DEVICE_DISH_WASHER', { doorStatus: { doorState: 'OPEN' } }, { operation: { dishWasherOperationMode: 'START' } }).status)).toEqual({ currentState: 'PAUSE' });
+  });
+
+  it('preheats and cooks in the oven the command addresses, with its cook mode, temperature and cook timer', () => {
     const OVEN = { location: { locationName: 'OVEN' } };
     expect(applied('DEVICE_OVEN', {}, { ...OVEN, operation: { ovenOperationMode: 'PREHEATING' } }).report).toEqual([{ ...OVEN, runState: { currentState: 'PREHEATING' } }]);
-    const sdkCommand = { ...OVEN, operation: { ovenOperationMode: 'START' }, cook: { cookMode: 'ROAST' }, temperature: { targetTemperature: 400, unit: 'F' } };
+    const sdkCommand = { ...OVEN, operation: { ovenOperationMode: 'START' }, cook: { cookMode: 'ROAST' }, temperature: { targetTemperature: 400, unit: 'F' }, timer: { targetMinute: 45 } };
     expect(applied('DEVICE_OVEN', {}, sdkCommand).report).toEqual([
-      { ...OVEN, runState: { currentState: 'COOKING_IN_PROGRESS' }, cook: { cookMode: 'ROAST' }, temperature: [{ unit: 'F', targetTemperature: 400 }] },
+      { ...OVEN, runState: { currentState: 'COOKING_IN_PROGRESS' }, cook: { cookMode: 'ROAST' }, temperature: [{ unit: 'F', targetTemperature: 400 }], timer: { targetMinute: 45, remainMinute: 45 } },
     ]);
   });
 });
@@ -94,9 +112,24 @@ describe('appliances without a run state', () => {
     expect(refused).toMatchObject({ ok: false, refusal: { code: '2304' } });
   });
 
-  it('accepts a write-only command with no readable effect and reports nothing', () => {
+  it('sets the target a write-only cool target stands for, in every unit it shows', () => {
+    const outcome = applied('DEVICE_AIR_CONDITIONER', {}, { temperatureInUnits: { unit: 'F', coolTargetTemperature: 68 } });
+    expect(outcome.report).toEqual({
+      temperature: { targetTemperature: 20 },
+      temperatureInUnits: [{ unit: 'C', targetTemperature: 20 }, { unit: 'F', targetTemperature: 68 }],
+    });
+  });
+
+  it('remembers a write-only setting no status shows, for the rows that read it', () => {
     const { status, apply } = device('DEVICE_AIR_CONDITIONER');
-    expect(apply({ operation: { airCleanOperationMode: 'START' } })).toEqual({ ok: true, status, report: null });
+    expect(apply({ operation: { airCleanOperationMode: 'START' } })).toEqual({ ok: true, status, report: null, memory: { ...emptyMemory(), flags: { airCleanOperationMode: 'START' } } });
+  });
+
+  it('arms a timer the partner sets and clears one the partner unsets', () => {
+    const set = applied('DEVICE_AIR_CONDITIONER', {}, { sleepTimer: { relativeHourToStop: 2 } }, 'RAC_910604_WW');
+    expect(set.report).toEqual({ sleepTimer: { relativeHourToStop: 2, relativeStopTimer: 'SET' } });
+    const unset = applyCommand(getModel('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW')!, set.status, { sleepTimer: { relativeStopTimer: 'UNSET' } });
+    expect(unset).toMatchObject({ ok: true, report: { sleepTimer: { relativeHourToStop: 0, relativeStopTimer: 'UNSET' } } });
   });
 
   it('refuses every command to a water purifier', () => {

@@ -1,0 +1,70 @@
+/**
+ * Sandbox controls of the simulator (DESIGN D): its speed, actions on one virtual appliance, and
+ * named scenarios. Registered inside the admin plugin, so the admin token and content-type hooks
+ * of routes.ts guard them like every other admin call.
+ */
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+import { MAX_TIME_SCALE } from '../sim/simulator.js';
+import { SCENARIOS } from '../sim/scenarios.js';
+import { answer, type AdminApp } from './common.js';
+import { adminSchema, DeviceParams } from './schemas.js';
+
+const TimeScale = Type.Object(
+  { scale: Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIME_SCALE, description: 'Simulated minutes per real minute: 1 = real time.', examples: [10] }) },
+  { additionalProperties: false },
+);
+
+const ActionBody = Type.Object(
+  {
+    action: Type.String({
+      description: 'open-door, close-door, raise-error, clear-error, remote-control-on, remote-control-off, go-offline, go-online, start, pause, stop, wear-out, … — those the device offers depend on its profile; an unknown one is refused (1102) with the list.',
+      examples: ['open-door'],
+    }),
+    args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'location, minutes, pushCode, counter, inMinutes — as the action takes them.' })),
+  },
+  { additionalProperties: false },
+);
+
+const ScenarioParams = Type.Object({ name: Type.String({ description: `One of ${Object.keys(SCENARIOS).join(', ')}.` }) });
+const ScenarioBody = Type.Object({ userNumber: Type.String() }, { additionalProperties: false });
+const Started = Type.Object({ started: Type.Array(Type.String(), { description: 'The devices the scenario involves, in the order they act.' }) });
+const Status = Type.Unknown({ description: "The device's full status after the action." });
+
+export function simRoutes(app: AdminApp, ctx: AppContext): void {
+  const { simulator, clock } = ctx;
+
+  app.put('/sim/time-scale', {
+    schema: adminSchema('Set the speed of virtual appliances', { description: 'Also SIM_TIME_SCALE at start.', body: TimeScale }, TimeScale),
+  }, async (request) => {
+    simulator.setTimeScale(request.body.scale);
+    return answer(request, clock, { scale: simulator.timeScale });
+  });
+
+  app.post('/devices/:deviceId/sim', {
+    schema: adminSchema(
+      'Act on a virtual appliance',
+      {
+        description: 'What a person at the appliance would do, or a sandbox shortcut; the change is reported (DEVICE_STATUS) and notified (DEVICE_PUSH) like any device report.',
+        params: DeviceParams,
+        body: ActionBody,
+      },
+      Status,
+      ['1205', '1222'],
+    ),
+  }, async (request) => {
+    const state = await simulator.act(request.params.deviceId, request.body.action, request.body.args);
+    return answer(request, clock, state.status);
+  });
+
+  app.post('/sim/scenarios/:name', {
+    schema: adminSchema(
+      'Run a scenario',
+      { description: Object.entries(SCENARIOS).map(([name, s]) => `\`${name}\`: ${s.summary}`).join(' '), params: ScenarioParams, body: ScenarioBody },
+      Started,
+    ),
+  }, async (request) => {
+    const started = await simulator.runScenario(request.params.name, request.body.userNumber);
+    return answer(request, clock, { started });
+  });
+}

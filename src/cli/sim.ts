@@ -1,0 +1,147 @@
+/**
+ * `appliance-cloud sim …`: the sandbox controls of DESIGN D. Virtual appliances live in the running
+ * server's process, so these commands call its admin API over HTTP rather than the database;
+ * `sim devices` runs appliances in this process instead, as real MQTT clients of the server's broker.
+ */
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { DEVICE_TYPES } from '../catalog/index.js';
+import { ApiError, ERRORS, fail, type ErrorCode } from '../errors.js';
+import { newMessageId } from '../ids.js';
+import { credentialsPath, readCredentials } from '../sandbox/credentials.js';
+import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
+
+interface Target {
+  url: string;
+  adminToken: string;
+}
+
+/** The server to call: --url (else http://127.0.0.1:PORT) and --admin-token (else ADMIN_TOKEN, else the sandbox's saved one). */
+export function targetOf(options: Record<string, unknown>, env: NodeJS.ProcessEnv): Target {
+  const url = (options.url as string | undefined) ?? `http://127.0.0.1:${env.PORT ?? '8080'}`;
+  const saved = readCredentials(credentialsPath(env.DATABASE_URL ?? 'sqlite:./data/appliance-cloud.db'));
+  const adminToken = (options.adminToken as string | undefined) ?? env.ADMIN_TOKEN ?? saved?.adminToken;
+  if (!adminToken) throw new ApiError('1301', 'No admin token: pass --admin-token, set ADMIN_TOKEN, or run from the sandbox folder.');
+  return { url: url.replace(/\/$/, ''), adminToken };
+}
+
+/** One admin call; an error envelope becomes the ApiError it stands for. */
+export async function callAdmin(target: Target, method: string, path: string, body: unknown): Promise<unknown> {
+  const response = await fetch(`${target.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${target.adminToken}`, 'x-message-id': newMessageId(), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const envelope = (await response.json()) as { response?: unknown; error?: { code: string; message: string } };
+  if (envelope.error) {
+    const code = (envelope.error.code in ERRORS ? envelope.error.code : '2000') as ErrorCode;
+    throw new ApiError(code, envelope.error.message);
+  }
+  return envelope.response;
+}
+
+function parseArgs(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (error) {
+    throw new ApiError('1000', `args is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Registers `count` real devices of each type to a user through the admin API; the secrets are in its answers only. */
+async function registerDevices(target: Target, userNumber: string, types: string[], count: number): Promise<DeviceCredentials[]> {
+  const registered: DeviceCredentials[] = [];
+  for (const deviceType of types) {
+    for (let i = 1; i <= count; i += 1) {
+      const body = { deviceType, alias: `Simulated ${deviceType.replace(/^DEVICE_/, '').toLowerCase().replaceAll('_', ' ')} ${i}`, virtual: false };
+      const answer = (await callAdmin(target, 'POST', `/admin/users/${encodeURIComponent(userNumber)}/devices`, body)) as {
+        deviceId: string;
+        deviceSecret: string;
+        modelName: string;
+      };
+      registered.push({ deviceId: answer.deviceId, secret: answer.deviceSecret, deviceType, modelName: answer.modelName });
+    }
+  }
+  return registered;
+}
+
+function deviceTypesOf(value: string | undefined): string[] {
+  if (value === undefined) return [...DEVICE_TYPES];
+  const types = value.split(',').map((t) => t.trim()).filter(Boolean);
+  const unknown = types.filter((t) => !DEVICE_TYPES.includes(t));
+  if (unknown.length || !types.length) throw fail('1102', `--types must list some of ${DEVICE_TYPES.join(', ')}; got ${JSON.stringify(value)}.`);
+  return types;
+}
+
+function positiveNumber(name: string, value: string, integer: boolean): number {
+  const n = Number(value);
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw fail('1102', `${name} must be a positive ${integer ? 'integer' : 'number'}; got ${JSON.stringify(value)}.`);
+  return n;
+}
+
+/**
+ * `sim devices`: registers devices (or reads them from --devices), connects each to the broker as
+ * a real appliance and keeps them living until SIGTERM or SIGINT. Prints one JSON line once all are
+ * online, in the --devices file shape so that the same devices can be reconnected later.
+ */
+function devicesCommand(env: NodeJS.ProcessEnv): Command {
+  return new Command('devices')
+    .description('connect virtual appliances to the broker as real MQTT devices, from this process (the reference device client)')
+    .requiredOption('--mqtt-url <url>', 'the broker devices connect to, e.g. mqtt://127.0.0.1:1883')
+    .option('--user <userNumber>', 'register new devices to this user through the admin API')
+    .option('--types <types>', 'comma-separated device types to register [default every type]')
+    .option('--count <n>', 'devices to register per type', '1')
+    .option('--devices <file>', 'connect these registered devices instead: a JSON array of {deviceId, secret, deviceType, modelName}')
+    .option('--time-scale <scale>', 'simulated minutes per real minute', '1')
+    .action(async (options: Record<string, string | undefined>, command: Command) => {
+      const timeScale = positiveNumber('--time-scale', options.timeScale!, false);
+      let devices: DeviceCredentials[];
+      if (options.devices !== undefined) {
+        devices = parseDeviceList(JSON.parse(readFileSync(options.devices, 'utf8')) as unknown);
+      } else if (options.user !== undefined) {
+        const count = positiveNumber('--count', options.count!, true);
+        devices = await registerDevices(targetOf(command.optsWithGlobals(), env), options.user, deviceTypesOf(options.types), count);
+      } else {
+        throw fail('1102', 'Say which devices: --user <userNumber> to register new ones, or --devices <file> for registered ones.');
+      }
+      const fleet = await startFleet({
+        mqttUrl: options.mqttUrl!,
+        devices,
+        timeScale,
+        onError: (error, deviceId) => process.stderr.write(`device ${deviceId}: ${error instanceof Error ? error.message : String(error)}\n`),
+      });
+      process.stdout.write(`${JSON.stringify({ mqttUrl: options.mqttUrl, devices })}\n`);
+      // The MQTT connections keep the process alive until a signal stops the fleet.
+      const onSignal = () => {
+        process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
+        fleet.stop().then(() => process.exit(0), (error: unknown) => {
+          process.stderr.write(`appliance-cloud: stopping failed: ${String(error)}\n`);
+          process.exit(1);
+        });
+      };
+      process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+    });
+}
+
+export function simCommand(env: NodeJS.ProcessEnv): Command {
+  const sim = new Command('sim')
+    .description("drive the running server's virtual appliances through its admin API")
+    .option('--url <url>', 'the server [default http://127.0.0.1:$PORT]')
+    .option('--admin-token <token>', 'its admin token [env ADMIN_TOKEN, else the sandbox\'s data/sandbox.json]');
+  const run = (call: (target: Target, args: string[]) => Promise<unknown>) => async (...params: unknown[]) => {
+    const command = params.at(-1) as Command;
+    const result = await call(targetOf(command.optsWithGlobals(), env), params.slice(0, -2) as string[]);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  };
+  sim.command('time-scale').argument('<scale>', '1 = real time').description('set how fast virtual appliances live')
+    .action(run((target, [scale]) => callAdmin(target, 'PUT', '/admin/sim/time-scale', { scale: Number(scale) })));
+  sim.command('act').arguments('<deviceId> <action> [args]')
+    .description('act on a virtual appliance: open-door, close-door, raise-error, clear-error, remote-control-on|off, go-offline|online, …')
+    .action(run((target, [deviceId, action, args]) =>
+      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseArgs(args) }) })));
+  sim.command('scenario').arguments('<name> <userNumber>').description('run a named scenario, e.g. laundry-day, dinner, cleaning-day')
+    .action(run((target, [name, userNumber]) => callAdmin(target, 'POST', `/admin/sim/scenarios/${encodeURIComponent(name!)}`, { userNumber })));
+  sim.addCommand(devicesCommand(env));
+  return sim;
+}

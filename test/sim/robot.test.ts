@@ -1,0 +1,95 @@
+/** Robot cleaners over simulated time. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { read, simWorld, type SimWorld } from './helpers.js';
+
+let w: SimWorld;
+let robot: string;
+const does = (mode: string) => ({ operation: { cleanOperationMode: mode } });
+const state = async () => read(await w.status(robot), 'runState.currentState');
+const battery = async () => [read(await w.status(robot), 'battery.percent'), read(await w.status(robot), 'battery.level')];
+
+beforeEach(async () => {
+  w = await simWorld();
+  robot = await w.add('DEVICE_ROBOT_CLEANER');
+});
+afterEach(() => w.close());
+
+describe('a robot cleaner', () => {
+  it('charges on its dock, two percent a minute, its level following', async () => {
+    await w.minutes(1);
+    expect(await battery()).toEqual([2, 'MOVELESS']);
+    await w.minutes(49);
+    expect(await battery()).toEqual([100, 'FULL']);
+  });
+
+  it('cleans for 45 minutes draining its battery, raises CLEANING_IS_COMPLETED, drives home and charges', async () => {
+    await w.minutes(50);
+    expect(read(await w.control(robot, does('START')), 'runState.currentState')).toBe('WORKING');
+    await w.minutes(30);
+    expect([read(await w.status(robot), 'timer.runningMinute'), ...(await battery())]).toEqual([30, 70, 'HIGH']);
+    await w.minutes(15);
+    expect(await state()).toBe('HOMING');
+    expect(await w.pushCodes(robot)).toEqual(['CLEANING_IS_COMPLETED']);
+    await w.minutes(3);
+    expect(await state()).toBe('CHARGING');
+  });
+
+  it('pauses, resumes with START, and is sent home by HOMING', async () => {
+    await w.minutes(50);
+    await w.control(robot, does('START'));
+    await w.minutes(10);
+    expect(read(await w.control(robot, does('PAUSE')), 'runState.currentState')).toBe('PAUSE');
+    await w.minutes(10);
+    expect(read(await w.status(robot), 'timer.runningMinute')).toBe(10);
+    expect(read(await w.control(robot, does('START')), 'runState.currentState')).toBe('WORKING');
+    await w.minutes(5);
+    expect(read(await w.status(robot), 'timer.runningMinute')).toBe(15);
+    expect(read(await w.control(robot, does('HOMING')), 'runState.currentState')).toBe('HOMING');
+    await expect(w.control(robot, does('HOMING'))).rejects.toMatchObject({ code: '2302', message: 'HOMING is not valid while runState.currentState is HOMING' });
+    await w.minutes(3);
+    expect(await state()).toBe('CHARGING');
+    expect(await w.pushCodes(robot)).toEqual([]);
+  });
+
+  it('heads home when its battery runs low', async () => {
+    await w.minutes(10);
+    await w.control(robot, does('START'));
+    await w.minutes(6);
+    expect(await state()).toBe('HOMING');
+    expect(await w.pushCodes(robot)).toEqual([]);
+  });
+
+  it('starts a reserved cleaning at its time with SCHEDULED_CLEANING_STARTS', async () => {
+    const reserved = await w.ctx.simulator.act(robot, 'schedule-cleaning', { inMinutes: 30 });
+    expect(read(reserved.status, 'runState.currentState')).toBe('RESERVATION');
+    expect([read(reserved.status, 'timer.absoluteHourToStart'), read(reserved.status, 'timer.absoluteMinuteToStart')]).toEqual([8, 30]);
+    await w.minutes(29);
+    expect(await state()).toBe('RESERVATION');
+    await w.minutes(1);
+    expect(await state()).toBe('WORKING');
+    expect(await w.pushCodes(robot)).toEqual(['SCHEDULED_CLEANING_STARTS']);
+  });
+
+  it('as a home guard sees motion after 5 minutes and stops after 20', async () => {
+    await w.ctx.simulator.act(robot, 'home-guard');
+    await w.minutes(5);
+    expect(await w.pushCodes(robot)).toEqual(['MOTION_IS_DETECTED']);
+    await w.minutes(15);
+    expect(await w.pushCodes(robot)).toEqual(['MOTION_IS_DETECTED', 'HOMEGUARD_IS_STOPPED']);
+    expect(await state()).toBe('HOMING');
+  });
+
+  it('can fail with NEED_TO_CHECK_LOCATION and resume once the error is cleared', async () => {
+    await w.minutes(50);
+    await w.control(robot, does('START'));
+    await w.minutes(5);
+    await expect(w.ctx.simulator.act(robot, 'raise-error', { pushCode: 'NO_SUCH_PUSH' })).rejects.toMatchObject({
+      code: '1102',
+      message: 'args.pushCode must be one of CLEANING_IS_FAILED, NEED_TO_CHECK_LOCATION; got "NO_SUCH_PUSH"',
+    });
+    await w.ctx.simulator.act(robot, 'raise-error', { pushCode: 'NEED_TO_CHECK_LOCATION' });
+    await expect(w.control(robot, does('START'))).rejects.toMatchObject({ code: '2303' });
+    expect(read((await w.ctx.simulator.act(robot, 'clear-error')).status, 'runState.currentState')).toBe('PAUSE');
+    expect(await w.pushCodes(robot)).toEqual(['NEED_TO_CHECK_LOCATION']);
+  });
+});
