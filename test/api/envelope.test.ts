@@ -80,6 +80,16 @@ describe('the envelope and the service and token checks (DESIGN A.2–A.4)', () 
     expect(JSON.stringify(doc.paths['/push/{deviceId}'].post.responses)).toContain('1207');
   });
 
+  it('an internal fault answers 2000 with 500 and no stack trace', async () => {
+    const failing = await testApp();
+    const w = await createWorld(failing.ctx, { deviceTypes: [] });
+    await failing.ctx.store.close();
+    const res = await failing.app.inject({ method: 'GET', url: '/users', headers: w.headers() });
+    expect([res.statusCode, res.json().error]).toEqual([500, { code: '2000', message: 'Internal error.' }]);
+    expect(res.body).not.toMatch(/\bat \S+ \(/);
+    await failing.app.close();
+  });
+
   it('/docs is served locally', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs/' });
     expect(page.statusCode).toBe(200);
