@@ -33,14 +33,18 @@ import { openSqliteDatabase, Sql } from './database.js';
 import * as devices from './devices.js';
 import { loadMigrations, migrate } from './migrate.js';
 import * as delivery from './delivery.js';
+import { GroupCommit } from './group-commit.js';
 import * as outbox from './outbox.js';
 import * as subscriptions from './subscriptions.js';
 
 export class SqliteStore implements Store {
   readonly #sql: Sql;
+  /** Reports and pushes, the hot path of devices, share commits. */
+  readonly #reports: GroupCommit;
 
   constructor(db: Database.Database) {
     this.#sql = new Sql(db);
+    this.#reports = new GroupCommit(this.#sql);
   }
 
   /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
@@ -57,6 +61,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#reports.flush();
     this.#sql.db.close();
   }
 
@@ -145,11 +150,11 @@ export class SqliteStore implements Store {
   }
 
   async applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
-    return devices.applyReport(this.#sql, deviceId, status, report, at);
+    return this.#reports.run(() => devices.applyReport(this.#sql, deviceId, status, report, at));
   }
 
   async recordPush(deviceId: string, pushCode: string, at: number): Promise<void> {
-    devices.recordPush(this.#sql, deviceId, pushCode, at);
+    await this.#reports.run(() => devices.recordPush(this.#sql, deviceId, pushCode, at));
   }
 
   async setOnline(deviceId: string, online: boolean): Promise<boolean> {

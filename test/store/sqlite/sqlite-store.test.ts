@@ -201,3 +201,36 @@ describe('messages in delivery states', () => {
     expect(await store.recoverFailed('S2', 0, T0)).toBe(0);
   });
 });
+
+describe('group commit of device reports', () => {
+  it('stores reports made in one turn together; one that fails is refused alone', async () => {
+    await addUser(store, 'U1');
+    for (let i = 0; i < 20; i++) await addDevice(store, `D${i}`, 'U1');
+    const report = (state: string) => ({ runState: { currentState: state } });
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 20 }, (_, i) => store.applyReport(`D${i}`, report('RUNNING'), report('RUNNING'), T0 + 1)),
+      store.applyReport('unknown', report('RUNNING'), report('RUNNING'), T0 + 1),
+    ]);
+    expect(results.slice(0, 20).map((r) => r.status)).toEqual(Array(20).fill('fulfilled'));
+    expect(results[20]!.status).toBe('rejected');
+    for (let i = 0; i < 20; i++) expect((await store.getDeviceState(`D${i}`))!.status).toEqual(report('RUNNING'));
+  });
+
+  it('is durable when acknowledged: a report resolved before close is in the file', async () => {
+    await addUser(store, 'U1');
+    await addDevice(store, 'D1', 'U1');
+    const version = await store.applyReport('D1', { runState: { currentState: 'END' } }, { runState: { currentState: 'END' } }, T0 + 1);
+    const row = side.prepare('SELECT version, status FROM device_states WHERE device_id = ?').get('D1') as { version: number; status: string };
+    expect([row.version, JSON.parse(row.status)]).toEqual([version, { runState: { currentState: 'END' } }]);
+  });
+
+  it('commits what waits when the store closes', async () => {
+    await addUser(store, 'U1');
+    await addDevice(store, 'D1', 'U1');
+    const pending = store.applyReport('D1', { runState: { currentState: 'END' } }, { runState: { currentState: 'END' } }, T0 + 1);
+    await store.close();
+    await expect(pending).resolves.toBe(2);
+    store = await openStore(`sqlite:${file}`);
+    expect((await store.getDeviceState('D1'))!.version).toBe(2);
+  });
+});
