@@ -89,16 +89,16 @@ export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 
 
 const SERVICE_REFUSED = 'The service id is unknown or the service key is wrong.';
 
-/** The calling service; the same answer for an unknown id and a wrong key. */
-export async function checkService(store: Store, serviceId: string, serviceKey: string): Promise<Service> {
+/** The calling service; the same answer for an unknown id and a wrong key. `store` may be a cache in front of it. */
+export async function checkService(store: Pick<Store, 'getService'>, serviceId: string, serviceKey: string): Promise<Service> {
   const service = await store.getService(serviceId);
   if (!service || !secretMatches(serviceKey, service.keyHash)) throw fail('1301', SERVICE_REFUSED);
   if (!service.enabled) throw fail('1301', `Service ${serviceId} is disabled.`);
   return service;
 }
 
-/** The token's user, connected to the calling service. */
-export async function checkTokenAndConnection(store: Store, service: Service, token: string, now: number): Promise<Connection> {
+/** The token's user, connected to the calling service. `store` may be a cache in front of it. */
+export async function checkTokenAndConnection(store: Pick<Store, 'getToken' | 'getConnection'>, service: Service, token: string, now: number): Promise<Connection> {
   const stored = await store.getToken(hashSecret(token));
   if (!stored || stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
   if (stored.revokedReason === 'disconnected') {
@@ -112,7 +112,7 @@ export async function checkTokenAndConnection(store: Store, service: Service, to
 }
 
 /** A device the connected user may operate on through this service. */
-export async function checkDevice(store: Store, service: Service, connection: Connection, deviceId: string): Promise<Device> {
+export async function checkDevice(store: Pick<Store, 'getDevice'>, service: Service, connection: Connection, deviceId: string): Promise<Device> {
   if (!isDeviceId(deviceId)) {
     throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
   }

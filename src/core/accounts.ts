@@ -5,6 +5,7 @@ import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
 import { isCountryCode } from '../regions.js';
 import type { DeliveryAttempt, MessageFilter, OutboxMessage, Service, ServicePatch, Store, User } from '../store/store.js';
+import { lookupCacheOf, type LookupInvalidation } from './cache.js';
 
 /** During a rotation, the previous webhook secret keeps signing for this long (DESIGN C). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -43,7 +44,12 @@ export interface MessageWithAttempts {
 }
 
 export class Accounts {
-  constructor(private readonly deps: { store: Store; clock: Clock }) {}
+  /** The partner checks read services, tokens and connections through this cache: each change here is told to it. */
+  private readonly lookups: LookupInvalidation;
+
+  constructor(private readonly deps: { store: Store; clock: Clock }) {
+    this.lookups = lookupCacheOf(deps.store);
+  }
 
   /** Creates a calling service; its key and webhook secret are returned once and never again. */
   async createService(input: NewServiceInput): Promise<{ service: Service; serviceKey: string; webhookSecret: string }> {
@@ -83,6 +89,7 @@ export class Accounts {
     checkUrl('callbackUrl', patch.callbackUrl);
     checkUrl('eventCallbackUrl', patch.eventCallbackUrl);
     const service = await this.deps.store.updateService(serviceId, patch);
+    this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
     return service;
   }
@@ -91,9 +98,9 @@ export class Accounts {
   async rotateSecret(serviceId: string): Promise<string> {
     const secret = newWebhookSecret();
     const now = this.deps.clock.now();
-    if (!(await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS))) {
-      throw fail('1305', `Service ${serviceId} does not exist.`);
-    }
+    const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS);
+    this.lookups.serviceChanged(serviceId);
+    if (!rotated) throw fail('1305', `Service ${serviceId} does not exist.`);
     return secret;
   }
 
@@ -108,9 +115,9 @@ export class Accounts {
   }
 
   async deleteUser(userNumber: string): Promise<void> {
-    if (!(await this.deps.store.deleteUser(userNumber, this.deps.clock.now()))) {
-      throw fail('1202', `User ${userNumber} does not exist.`);
-    }
+    const deleted = await this.deps.store.deleteUser(userNumber, this.deps.clock.now());
+    this.lookups.userChanged(userNumber);
+    if (!deleted) throw fail('1202', `User ${userNumber} does not exist.`);
   }
 
   /** Issues an access token, which connects the user to the service. */

@@ -7,6 +7,7 @@ import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Device, DeviceState, Store } from '../store/store.js';
+import { lookupCacheOf, type LookupInvalidation } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { KeyedLock } from './lock.js';
 
@@ -32,8 +33,12 @@ export interface DevicesDeps {
 
 export class Devices {
   private readonly lock = new KeyedLock();
+  /** The partner checks read devices through this cache: each change of a device record here is told to it. */
+  private readonly lookups: LookupInvalidation;
 
-  constructor(private readonly deps: DevicesDeps) {}
+  constructor(private readonly deps: DevicesDeps) {
+    this.lookups = lookupCacheOf(deps.store);
+  }
 
   /** The catalog model a device was registered as. */
   modelOf(device: Pick<Device, 'deviceType' | 'modelName'>): CatalogModel {
@@ -144,7 +149,9 @@ export class Devices {
   }
 
   async setConnection(deviceId: string, online: boolean): Promise<void> {
-    if (!(await this.deps.store.setOnline(deviceId, online))) throw fail('1205', `Device ${deviceId} is not registered.`);
+    const known = await this.deps.store.setOnline(deviceId, online);
+    this.lookups.deviceChanged(deviceId);
+    if (!known) throw fail('1205', `Device ${deviceId} is not registered.`);
   }
 
   // Lifecycle calls of the admin API and the CLI; the store records the A.8 messages of each.
@@ -152,6 +159,7 @@ export class Devices {
   /** Renames a device; records DEVICE_ALIAS_CHANGED. */
   async rename(deviceId: string, alias: string): Promise<Device> {
     const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
+    this.lookups.deviceChanged(deviceId);
     if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
     return device;
   }
@@ -160,17 +168,17 @@ export class Devices {
   async share(deviceId: string, userNumber: string): Promise<void> {
     const device = await this.userDevice(deviceId, userNumber, false);
     if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
-    if (!(await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now()))) {
-      throw fail('1205', `Device ${deviceId} is not registered.`);
-    }
+    const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
+    this.lookups.deviceChanged(deviceId);
+    if (!shared) throw fail('1205', `Device ${deviceId} is not registered.`);
   }
 
   /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */
   async unregister(deviceId: string, userNumber: string): Promise<void> {
     await this.userDevice(deviceId, userNumber, true);
-    if (!(await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now()))) {
-      throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
-    }
+    const unregistered = await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now());
+    this.lookups.deviceChanged(deviceId);
+    if (!unregistered) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
   }
 
   /** The device, once the user exists (1202) and the device too (1205) — registered to that user when `owned`. */

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import { ExpiringMap, LookupCache, lookupCacheOf, type Lookups } from '../../src/core/cache.js';
+import type { AccessToken, Connection, Device, Service } from '../../src/store/store.js';
+
+function service(serviceId: string, keyHash = 'hash-1'): Service {
+  return { serviceId, name: serviceId, keyHash, allowedDevices: [], callbackUrl: null, eventCallbackUrl: null, enabled: true, webhookSecrets: [], createdAt: 0 };
+}
+
+function device(deviceId: string, userNumbers: string[]): Device {
+  return { deviceId, deviceType: 'DEVICE_WASHER', modelName: 'M', alias: deviceId, groupId: null, secretHash: 'h', virtual: true, online: true, userNumbers, createdAt: 0 };
+}
+
+function token(tokenHash: string, userNumber: string): AccessToken {
+  return { tokenHash, userNumber, serviceId: 'S1', expiresAt: 10_000, revokedAt: null, revokedReason: null };
+}
+
+/** A store of plain maps that counts its reads; `pause` makes the next read wait until released. */
+function fakeStore() {
+  const services = new Map<string, Service>();
+  const tokens = new Map<string, AccessToken>();
+  const connections = new Map<string, Connection>();
+  const devices = new Map<string, Device>();
+  const reads = { services: 0, tokens: 0, connections: 0, devices: 0 };
+  let gate: Promise<void> | null = null;
+  const wait = async () => {
+    if (gate) await gate;
+  };
+  const store: Lookups = {
+    async getService(id: string) {
+      reads.services += 1;
+      const found = services.get(id);
+      await wait();
+      return found;
+    },
+    async getToken(hash: string) {
+      reads.tokens += 1;
+      return tokens.get(hash);
+    },
+    async getConnection(serviceId: string, userNumber: string) {
+      reads.connections += 1;
+      return connections.get(`${serviceId}/${userNumber}`);
+    },
+    async getDevice(deviceId: string) {
+      reads.devices += 1;
+      return devices.get(deviceId);
+    },
+  };
+  return {
+    store,
+    services,
+    tokens,
+    connections,
+    devices,
+    reads,
+    pause(): () => void {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate = null;
+        release();
+      };
+    },
+  };
+}
+
+function setup(ttlMs = 1000) {
+  const fake = fakeStore();
+  let now = 0;
+  const cache = new LookupCache(fake.store, { ttlMs, now: () => now });
+  return { ...fake, cache, advance: (ms: number) => (now += ms) };
+}
+
+describe('ExpiringMap', () => {
+  it('forgets an entry once its TTL has passed', () => {
+    let now = 0;
+    const map = new ExpiringMap<string, number>(100, 10, () => now);
+    map.set('a', 1);
+    now = 99;
+    expect(map.get('a')).toBe(1);
+    now = 100;
+    expect(map.get('a')).toBeUndefined();
+  });
+
+  it('drops the oldest stored entry beyond its capacity', () => {
+    const map = new ExpiringMap<string, number>(1000, 2, () => 0);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.set('a', 3);
+    map.set('c', 4);
+    expect([map.get('a'), map.get('b'), map.get('c')]).toEqual([3, undefined, 4]);
+  });
+});
+
+describe('LookupCache', () => {
+  it('reads a service once, serves it from memory until the TTL, then reads it again', async () => {
+    const t = setup(1000);
+    t.services.set('S1', service('S1'));
+    await t.cache.getService('S1');
+    t.advance(999);
+    expect(await t.cache.getService('S1')).toEqual(service('S1'));
+    expect(t.reads.services).toBe(1);
+    t.advance(1);
+    await t.cache.getService('S1');
+    expect(t.reads.services).toBe(2);
+  });
+
+  it('keeps nothing for what does not exist, so that a new service or token works at once', async () => {
+    const t = setup();
+    expect(await t.cache.getService('S1')).toBeUndefined();
+    expect(await t.cache.getToken('T1')).toBeUndefined();
+    t.services.set('S1', service('S1'));
+    t.tokens.set('T1', token('T1', 'U1'));
+    expect((await t.cache.getService('S1'))?.serviceId).toBe('S1');
+    expect((await t.cache.getToken('T1'))?.userNumber).toBe('U1');
+  });
+
+  it('sees a changed key or setting at once when told the service changed', async () => {
+    const t = setup();
+    t.services.set('S1', service('S1', 'old-key'));
+    await t.cache.getService('S1');
+    t.services.set('S1', { ...service('S1', 'new-key'), enabled: false });
+    expect((await t.cache.getService('S1'))?.keyHash).toBe('old-key');
+    t.cache.serviceChanged('S1');
+    expect(await t.cache.getService('S1')).toMatchObject({ keyHash: 'new-key', enabled: false });
+  });
+
+  it("drops a user's tokens, connections and devices when told the user changed, and no one else's", async () => {
+    const t = setup();
+    t.tokens.set('T1', token('T1', 'U1'));
+    t.tokens.set('T2', token('T2', 'U2'));
+    t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: 1 });
+    t.devices.set('D1', device('D1', ['U2', 'U1']));
+    t.devices.set('D2', device('D2', ['U2']));
+    for (const hash of ['T1', 'T2']) await t.cache.getToken(hash);
+    await t.cache.getConnection('S1', 'U1');
+    for (const id of ['D1', 'D2']) await t.cache.getDevice(id);
+    t.tokens.set('T1', { ...token('T1', 'U1'), revokedAt: 5, revokedReason: 'disconnected' });
+    t.connections.delete('S1/U1');
+    t.devices.set('D1', device('D1', ['U2']));
+
+    t.cache.userChanged('U1');
+    expect((await t.cache.getToken('T1'))?.revokedReason).toBe('disconnected');
+    expect(await t.cache.getConnection('S1', 'U1')).toBeUndefined();
+    expect((await t.cache.getDevice('D1'))?.userNumbers).toEqual(['U2']);
+    await t.cache.getToken('T2');
+    await t.cache.getDevice('D2');
+    expect([t.reads.tokens, t.reads.devices]).toEqual([3, 3]);
+  });
+
+  it('sees a device shared, unregistered or gone at once when told the device changed', async () => {
+    const t = setup();
+    t.devices.set('D1', device('D1', ['U1']));
+    await t.cache.getDevice('D1');
+    t.devices.set('D1', device('D1', ['U1', 'U2']));
+    expect((await t.cache.getDevice('D1'))?.userNumbers).toEqual(['U1']);
+    t.cache.deviceChanged('D1');
+    expect((await t.cache.getDevice('D1'))?.userNumbers).toEqual(['U1', 'U2']);
+    t.devices.delete('D1');
+    t.cache.deviceChanged('D1');
+    expect(await t.cache.getDevice('D1')).toBeUndefined();
+  });
+
+  it('keeps a connection only once its device list is loaded, the change nobody announces', async () => {
+    const t = setup();
+    t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: null });
+    expect((await t.cache.getConnection('S1', 'U1'))?.deviceListLoadedAt).toBeNull();
+    t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: 7 });
+    expect((await t.cache.getConnection('S1', 'U1'))?.deviceListLoadedAt).toBe(7);
+    await t.cache.getConnection('S1', 'U1');
+    expect(t.reads.connections).toBe(2);
+  });
+
+  it('does not keep what a read found when the service changed while it was reading', async () => {
+    const t = setup();
+    t.services.set('S1', service('S1', 'old-key'));
+    const release = t.pause();
+    const reading = t.cache.getService('S1');
+    t.services.set('S1', service('S1', 'new-key'));
+    t.cache.serviceChanged('S1');
+    release();
+    expect((await reading)?.keyHash).toBe('old-key');
+    expect((await t.cache.getService('S1'))?.keyHash).toBe('new-key');
+  });
+});
+
+describe('lookupCacheOf', () => {
+  it('gives every caller over one store the same cache, and another store another', () => {
+    const [one, other] = [fakeStore().store, fakeStore().store];
+    expect(lookupCacheOf(one)).toBe(lookupCacheOf(one));
+    expect(lookupCacheOf(one)).not.toBe(lookupCacheOf(other));
+  });
+});
