@@ -6,25 +6,40 @@
  * load; BENCH_SERVER_NODE_OPTIONS passes node flags to the server under test (e.g. `--cpu-prof`);
  * BENCH_SERVER_ENTRY runs a server built elsewhere (another revision, for a before/after comparison).
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildServer, ROOT } from './lib/build.js';
 import { readResults, writeResult, writeTable } from './lib/report.js';
 import type { BenchSettings, Scenario } from './lib/scenario.js';
 
+/** A scenario named that does not exist, or is not one: exit code 2. */
+class UsageError extends Error {}
+
 function isScenario(value: unknown): value is Scenario {
   const candidate = value as Partial<Scenario> | undefined;
   return typeof candidate?.name === 'string' && typeof candidate.number === 'number' && typeof candidate.run === 'function';
 }
 
-/** The scenarios of bench/, in the order of issue 7. */
-async function discover(): Promise<Scenario[]> {
+/**
+ * The scenarios of bench/ (all, or those named: `<name>.ts`), in the order of issue 7. A file is
+ * imported only if it declares `export const scenario`, so that a script which does its work when
+ * imported is not set off by a run of other scenarios.
+ */
+async function discover(names: string[]): Promise<Scenario[]> {
   const dir = join(ROOT, 'bench');
+  const files = names.length ? names.map((name) => `${name}.ts`) : readdirSync(dir).filter((name) => name.endsWith('.ts') && name !== 'run.ts');
   const scenarios: Scenario[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts') && name !== 'run.ts')) {
-    const module = (await import(pathToFileURL(join(dir, file)).href)) as { scenario?: unknown };
-    if (isScenario(module.scenario)) scenarios.push(module.scenario);
+  for (const file of files) {
+    const path = join(dir, file);
+    if (!existsSync(path)) throw new UsageError(`There is no bench/${file}.`);
+    if (!/^export const scenario\b/m.test(readFileSync(path, 'utf8'))) {
+      console.log(`bench/${file} declares no scenario: run it on its own (node --import tsx bench/${file}).`);
+      continue;
+    }
+    const module = (await import(pathToFileURL(path).href)) as { scenario?: unknown };
+    if (!isScenario(module.scenario)) throw new UsageError(`bench/${file}: its scenario lacks a name, a number or run().`);
+    scenarios.push(module.scenario);
   }
   return scenarios.sort((a, b) => a.number - b.number);
 }
@@ -36,14 +51,14 @@ function positive(name: string, fallback: number): number {
   return value;
 }
 
-const available = await discover();
-const wanted = process.argv.slice(2);
-const unknown = wanted.filter((name) => !available.some((s) => s.name === name));
-if (unknown.length) {
-  console.error(`Unknown scenario ${unknown.join(', ')}; there are: ${available.map((s) => s.name).join(', ')}`);
+let chosen: Scenario[];
+try {
+  chosen = await discover(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  console.error(error.message);
   process.exit(2);
 }
-const chosen = wanted.length ? available.filter((s) => wanted.includes(s.name)) : available;
 
 const settings: BenchSettings = {
   seconds: positive('BENCH_SECONDS', 4),

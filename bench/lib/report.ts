@@ -18,7 +18,8 @@ export interface Machine {
 }
 
 export interface ScenarioResult {
-  number: number;
+  /** Absent from a result written by a script run on its own: it is listed last. */
+  number?: number;
   scenario: string;
   title: string;
   date: string;
@@ -55,8 +56,8 @@ export function writeResult(scenario: Scenario, settings: BenchSettings, figures
 }
 
 function formatValue(value: number, unit: string): string {
-  if (unit === 'req/s') return `${Math.round(value).toLocaleString('en')} req/s`;
-  if (unit === 'MB') return `${Math.round(value)} MB`;
+  // Rates and megabytes as whole numbers; times to the hundredth.
+  if (unit.endsWith('/s') || unit === 'MB') return `${Math.round(value).toLocaleString('en')} ${unit}`;
   return `${value.toFixed(2)} ${unit}`;
 }
 
@@ -65,7 +66,7 @@ function row(result: ScenarioResult, figure: Figure): string {
   const ratio = figure.ratio === null ? '—' : `${figure.ratio.toFixed(2)} ×`;
   const { cpu, cores } = result.machine;
   const cells = [
-    `${result.number}. ${result.scenario}`,
+    result.number === undefined ? result.scenario : `${result.number}. ${result.scenario}`,
     figure.figure,
     formatValue(figure.value, figure.unit),
     baseline,
@@ -85,14 +86,13 @@ export function readResults(): ScenarioResult[] {
   return readdirSync(RESULTS)
     .filter((name) => name.endsWith('.json'))
     .map((name) => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as ScenarioResult)
-    // A result written by a scenario run on its own may lack its number: it goes last.
     .sort((a, b) => (a.number ?? Infinity) - (b.number ?? Infinity) || a.scenario.localeCompare(b.scenario));
 }
 
 /** Replaces the table between the markers of BENCHMARKS.md (creating the file if needed). */
 export function writeTable(results: ScenarioResult[]): void {
   const header = [
-    '| Scenario | Figure | Value | Baseline (same run) | Ratio | Target | | Machine | Date (UTC) | Rerun |',
+    '| Scenario | Figure | Value | Baseline (same run) | Ratio | Target | Met | Machine | Date (UTC) | Rerun |',
     '|---|---|---|---|---|---|---|---|---|---|',
   ];
   const table = [START, ...header, ...results.flatMap((result) => result.figures.map((figure) => row(result, figure))), END].join('\n');

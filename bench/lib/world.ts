@@ -126,7 +126,7 @@ export function controlRequest(identity: Identity, deviceId: string, command: un
 }
 
 /** Sends one request and throws unless it answers 200. */
-export async function call(url: string, request: HttpRequest): Promise<unknown> {
+async function call(url: string, request: HttpRequest): Promise<unknown> {
   const response = await fetch(`${url}${request.path}`, { method: request.method, headers: request.headers, body: request.body ?? null });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${request.method} ${request.path} answered ${response.status}: ${text}`);

@@ -21,9 +21,9 @@ export interface LookupInvalidation {
 export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice'>;
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
-export const LOOKUP_TTL_MS = 1000;
+const LOOKUP_TTL_MS = 1000;
 /** Beyond this many entries per kind the oldest go: a bound on memory, not a working-set size. */
-export const LOOKUP_CAPACITY = 20_000;
+const LOOKUP_CAPACITY = 20_000;
 
 interface Entry<V> {
   value: V;
