@@ -6,7 +6,7 @@ import { adminSchema, NewServiceBody, NewServiceResponse, RotatedSecret, Service
 import { serviceView } from './views.js';
 
 export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
-  const { accounts, clock, store } = ctx;
+  const { accounts, clock } = ctx;
 
   app.post('/services', {
     schema: adminSchema(
@@ -35,11 +35,7 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
       ['1305'],
     ),
   }, async (request) => {
-    const { serviceId } = request.params;
-    const service = await accounts.updateService(serviceId, request.body);
-    // Held messages go out as soon as delivery is possible again, not at the next sweep.
-    if (request.body.enabled === true) await store.enableEndpoint(serviceId, clock.now());
-    else await store.releaseHeld(clock.now(), serviceId);
+    const service = await accounts.updateService(request.params.serviceId, request.body);
     return answer(request, clock, serviceView(service));
   });
 
