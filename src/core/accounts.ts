@@ -136,6 +136,15 @@ export class Accounts {
     return { accessToken, expiresAt };
   }
 
+  /**
+   * DELETE /user/service: the pair's subscriptions, loaded device list and connection go, its tokens
+   * are revoked (later calls with them answer 1202).
+   */
+  async disconnect(serviceId: string, userNumber: string): Promise<void> {
+    await this.deps.store.disconnect(serviceId, userNumber, this.deps.clock.now());
+    this.lookups.userChanged(userNumber);
+  }
+
   // A service's messages and their delivery attempts (DESIGN C): what the admin API and the CLI inspect and replay.
 
   /** The service's messages matching `filter`, each with its attempts in order. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkContentType, checkHeaders } from '../../src/api/checks.js';
+import { checkContentType, checkHeaders, CredentialHashes } from '../../src/api/checks.js';
+import { hashSecret } from '../../src/ids.js';
 import { ApiError } from '../../src/errors.js';
 
 const valid = {
@@ -89,5 +90,12 @@ describe('content-type', () => {
   it('is not needed without a body', () => {
     expect(() => checkContentType({})).not.toThrow();
     expect(() => checkContentType({ 'content-length': '0', 'content-type': 'text/plain' })).not.toThrow();
+  });
+});
+
+describe('the hashes of presented credentials', () => {
+  it('are the SHA-256 the store keeps, whether remembered or not', () => {
+    const hashes = new CredentialHashes(2);
+    for (const secret of ['key-1', 'key-2', 'key-1', 'key-3', 'key-1']) expect(hashes.of(secret)).toBe(hashSecret(secret));
   });
 });

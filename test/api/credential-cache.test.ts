@@ -92,6 +92,13 @@ describe('lookups cached by the partner checks', () => {
     expect(await answer(`/devices/${deviceId}`, other)).toBe('ok');
   });
 
+  it('the device list is loaded once: a later GET /devices keeps the first load time', async () => {
+    const loaded = await t.ctx.store.getConnection(world.serviceId, world.userNumber);
+    now += 60_000;
+    expect(await answer('/devices')).toBe('ok');
+    expect((await t.ctx.store.getConnection(world.serviceId, world.userNumber))?.deviceListLoadedAt).toBe(loaded?.deviceListLoadedAt);
+  });
+
   it('a wrong service key is refused although the service is cached (1301)', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/users', headers: world.headers({ 'x-service-key': 'wrong' }) });
     expect(res.json().error.code).toBe('1301');

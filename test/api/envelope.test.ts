@@ -25,6 +25,12 @@ describe('the envelope and the service and token checks (DESIGN A.2–A.4)', () 
     expect([wrong.statusCode, wrong.json().error.code, wrong.headers.allow]).toEqual([405, '1305', 'GET, HEAD']);
   });
 
+  it('HEAD, which Fastify adds beside each GET, passes the same checks as GET', async () => {
+    const refused = await t.app.inject({ method: 'HEAD', url: '/users', headers: { ...world.headers(), 'x-service-key': 'not-the-key' } });
+    const accepted = await t.app.inject({ method: 'HEAD', url: '/users', headers: world.headers() });
+    expect([refused.statusCode, accepted.statusCode]).toEqual([401, 200]);
+  });
+
   it('a body over 64 KiB answers 1102 with 413', async () => {
     await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() });
     const payload = JSON.stringify({ junk: 'x'.repeat(70_000) });

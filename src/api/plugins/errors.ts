@@ -70,7 +70,7 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.code === '2000') request.log.error({ err: error }, 'internal error');
+    if (apiError.code === '2000') request.log.error({ err: error, messageId: request.headers['x-message-id'] }, 'internal error');
     return sendError(request, reply, apiError, clock);
   });
 

@@ -8,7 +8,7 @@ import { lookupCacheOf } from '../../core/cache.js';
 import { fail } from '../../errors.js';
 import type { Clock } from '../../ids.js';
 import type { Connection, Device, Service, Store } from '../../store/store.js';
-import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, type PartnerHeaders } from '../checks.js';
+import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders } from '../checks.js';
 import { RateLimiter } from '../rate-limit.js';
 
 export interface PartnerContext {
@@ -42,40 +42,36 @@ export function partnerOf(request: FastifyRequest): PartnerContext {
   return request.partner;
 }
 
-/**
- * The route whose handler disconnects the caller through the store (DELETE /user/service): the
- * cached credentials it came with are dropped before it answers, so its next call is refused.
- */
-const DISCONNECT = { method: 'DELETE', url: '/user/service' } as const;
-
 export function installPartnerChecks(app: FastifyInstance, deps: { config: Config; store: Store; clock: Clock }): void {
   const limiter = new RateLimiter(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst);
   // Services, tokens, connections and devices are read through the store's cache (src/core/cache.ts).
   const lookups = lookupCacheOf(deps.store);
-  app.decorateRequest('partner', null);
-  app.addHook('onRequest', async (request) => {
-    const routeConfig = request.routeOptions.config.partner;
-    if (!routeConfig) return;
+  const hashes = new CredentialHashes();
+
+  async function check(request: FastifyRequest, routeConfig: PartnerRouteConfig): Promise<void> {
     const headers = checkHeaders(request.headers, deps.config, routeConfig.control === true);
-    const service = await checkService(lookups, headers.serviceId, headers.serviceKey);
+    const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
     const wait = limiter.take(service.serviceId, deps.clock.now());
     if (wait > 0) {
       throw fail('1306', `Rate limit of ${deps.config.rateLimitPerSecond} requests per second exceeded; retry in ${wait} s.`, {
         headers: { 'retry-after': String(wait) },
       });
     }
-    const connection = await checkTokenAndConnection(lookups, service, headers.token, deps.clock.now());
+    const connection = await checkTokenAndConnection(lookups, service, hashes.of(headers.token), deps.clock.now());
     let device: Device | null = null;
     if (routeConfig.device) {
       const { deviceId } = request.params as { deviceId: string };
       device = await checkDevice(lookups, service, connection, deviceId);
     }
     request.partner = { headers, service, connection, device };
-  });
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    if (request.partner && request.method === DISCONNECT.method && request.routeOptions.url === DISCONNECT.url) {
-      lookups.userChanged(request.partner.connection.userNumber);
-    }
-    done(null, payload);
+  }
+
+  app.decorateRequest('partner', null);
+  // The checks go on the routes that declare `config.partner`, as they are registered: no other route pays for them.
+  app.addHook('onRoute', (route) => {
+    const routeConfig = (route.config as { partner?: PartnerRouteConfig } | undefined)?.partner;
+    if (!routeConfig) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [(request) => check(request, routeConfig), ...own];
   });
 }

@@ -25,7 +25,8 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
     const owned = await store.listUserDevices(connection.userNumber);
     const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
     const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
-    await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    // Loaded once for good (only a disconnect undoes it, and then the connection is gone): no write after the first.
+    if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
     const list = visible.map((device) => ({
       deviceId: device.deviceId,
       deviceInfo: {

@@ -7,7 +7,7 @@ import { partnerOf } from '../plugins/partner.js';
 import { COMMON_CODES, Empty, PartnerHeaders } from '../schemas/partner.js';
 
 export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { store, clock } = ctx;
+  const { accounts, clock } = ctx;
 
   app.get('/users', {
     config: { partner: {} },
@@ -33,7 +33,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   }, async (request) => {
     const { service, connection, headers } = partnerOf(request);
-    await store.disconnect(service.serviceId, connection.userNumber, clock.now());
+    await accounts.disconnect(service.serviceId, connection.userNumber);
     return success(headers.messageId, {}, clock);
   });
 }

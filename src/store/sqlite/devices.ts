@@ -14,7 +14,7 @@ import {
 import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './outbox.js';
-import { flag, parseJson, parseStatus, toDevice, type DeviceRow } from './rows.js';
+import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
@@ -78,9 +78,14 @@ export function renameDevice(sql: Sql, deviceId: string, alias: string, at: numb
   });
 }
 
+/** A device with its users, owner first, as a JSON array: one statement per read of devices. */
+const DEVICE_WITH_USERS = `SELECT ${DEVICE_COLUMNS},
+    (SELECT json_group_array(u.user_number ORDER BY u.id) FROM device_users u WHERE u.device_id = d.device_id) AS user_numbers
+  FROM devices d`;
+
 export function getDevice(sql: Sql, deviceId: string): Device | undefined {
-  const row = deviceRow(sql, deviceId);
-  return row && toDevice(row, usersOf(sql, deviceId));
+  const row = sql.one<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} WHERE d.device_id = ?`, deviceId);
+  return row && toDeviceWithUsers(row);
 }
 
 function mustGetDevice(sql: Sql, deviceId: string): Device {
@@ -91,34 +96,14 @@ function mustGetDevice(sql: Sql, deviceId: string): Device {
 
 /** Devices registered to the user, in the order they were registered to it. */
 export function listUserDevices(sql: Sql, userNumber: string): Device[] {
-  const rows = sql.all<DeviceRow>(
-    `SELECT ${DEVICE_COLUMNS} FROM device_users r JOIN devices d ON d.device_id = r.device_id
-     WHERE r.user_number = ? ORDER BY r.id`,
-    userNumber,
-  );
-  // Every user of those devices in one query, in registration order.
-  const registrations = sql.all<{ device_id: string; user_number: string }>(
-    `SELECT device_id, user_number FROM device_users
-     WHERE device_id IN (SELECT device_id FROM device_users WHERE user_number = ?) ORDER BY id`,
-    userNumber,
-  );
-  return rows.map((row) =>
-    toDevice(
-      row,
-      registrations.filter((r) => r.device_id === row.device_id).map((r) => r.user_number),
-    ),
-  );
+  return sql
+    .all<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} JOIN device_users r ON r.device_id = d.device_id WHERE r.user_number = ? ORDER BY r.id`, userNumber)
+    .map(toDeviceWithUsers);
 }
 
 /** Every virtual appliance, oldest first, with its users. */
 export function listVirtualDevices(sql: Sql): Device[] {
-  const rows = sql.all<DeviceRow>(`SELECT ${DEVICE_COLUMNS} FROM devices d WHERE d.virtual = 1 ORDER BY d.created_at, d.device_id`);
-  const registrations = sql.all<{ device_id: string; user_number: string }>(
-    'SELECT r.device_id, r.user_number FROM device_users r JOIN devices d ON d.device_id = r.device_id WHERE d.virtual = 1 ORDER BY r.id',
-  );
-  const users = new Map<string, string[]>();
-  for (const r of registrations) users.set(r.device_id, [...(users.get(r.device_id) ?? []), r.user_number]);
-  return rows.map((row) => toDevice(row, users.get(row.device_id) ?? []));
+  return sql.all<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} WHERE d.virtual = 1 ORDER BY d.created_at, d.device_id`).map(toDeviceWithUsers);
 }
 
 /** The device ids registered to the user, oldest registration first. */
@@ -139,17 +124,22 @@ export function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, re
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device) throw new Error(`Device ${deviceId} is not registered; its report is not stored`);
-    if (isEmptyReport(report)) return mustGetState(sql, deviceId).version;
-    sql.run('UPDATE device_states SET status = ?, version = version + 1 WHERE device_id = ?', JSON.stringify(status), deviceId);
+    if (isEmptyReport(report)) return versionOf(sql, deviceId);
+    const updated = sql.one<{ version: number }>(
+      'UPDATE device_states SET status = ?, version = version + 1 WHERE device_id = ? RETURNING version',
+      JSON.stringify(status),
+      deviceId,
+    );
+    if (!updated) throw new Error(`Device ${deviceId} has no status`);
     recordMessages(sql, statusMessages(devicePlace(device), report, eventSubscribers(sql, deviceId), at), at);
-    return mustGetState(sql, deviceId).version;
+    return updated.version;
   });
 }
 
-function mustGetState(sql: Sql, deviceId: string): DeviceState {
-  const state = getDeviceState(sql, deviceId);
-  if (!state) throw new Error(`Device ${deviceId} has no status`);
-  return state;
+function versionOf(sql: Sql, deviceId: string): number {
+  const row = sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = ?', deviceId);
+  if (!row) throw new Error(`Device ${deviceId} has no status`);
+  return row.version;
 }
 
 /** An unknown device has no subscribers, so nothing is recorded for it. */

@@ -65,6 +65,11 @@ export interface DeviceRow {
   created_at: number;
 }
 
+export interface DeviceWithUsersRow extends DeviceRow {
+  /** JSON array of user numbers, owner first. */
+  user_numbers: string;
+}
+
 export interface OutboxRow {
   message_id: string;
   service_id: string;
@@ -127,7 +132,7 @@ export function toConnection(row: ConnectionRow): Connection {
   return { serviceId: row.service_id, userNumber: row.user_number, deviceListLoadedAt: row.device_list_loaded_at };
 }
 
-export function toDevice(row: DeviceRow, userNumbers: string[]): Device {
+function toDevice(row: DeviceRow, userNumbers: string[]): Device {
   return {
     deviceId: row.device_id,
     deviceType: row.device_type,
@@ -140,6 +145,10 @@ export function toDevice(row: DeviceRow, userNumbers: string[]): Device {
     userNumbers,
     createdAt: row.created_at,
   };
+}
+
+export function toDeviceWithUsers(row: DeviceWithUsersRow): Device {
+  return toDevice(row, parseJson<string[]>(row.user_numbers));
 }
 
 export function toMessage(row: OutboxRow): OutboxMessage {
