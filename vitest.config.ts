@@ -19,9 +19,28 @@ function reachable(url: string): Promise<boolean> {
 const postgres = await reachable(POSTGRES_URL);
 if (!postgres) console.warn(`PostgreSQL is not reachable at ${new URL(POSTGRES_URL).host}: the suite runs on SQLite only.`);
 
+/** Two-node and restart tests: PostgreSQL only, as DESIGN F has it. */
+const POSTGRES_ONLY = ['test/cluster/**/*.test.ts'];
+
+/**
+ * The files whose stores come from test/helpers/app.ts (testApp, testStore), which honours
+ * TEST_DATABASE_URL with a database of each file's own: they run once more on PostgreSQL. The
+ * store's own contract runs there from test/store; a file that opens `sqlite::memory:` itself is not
+ * listed, as it would only run the same SQLite twice.
+ */
 const postgresProject = {
   extends: true as const,
-  test: { name: 'postgres', include: ['test/api/**/*.test.ts', 'test/admin/**/*.test.ts'], env: { TEST_DATABASE_URL: POSTGRES_URL } },
+  test: {
+    name: 'postgres',
+    include: [
+      'test/api/**/*.test.ts',
+      'test/admin/**/*.test.ts',
+      'test/delivery/endpoints.test.ts',
+      'test/delivery/messages.test.ts',
+      ...POSTGRES_ONLY,
+    ],
+    env: { TEST_DATABASE_URL: POSTGRES_URL },
+  },
 };
 
 export default defineConfig({
@@ -29,8 +48,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      // The suites that go through the store run once more on PostgreSQL; the store's own contract runs there from test/store.
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY } },
       ...(postgres ? [postgresProject] : []),
     ],
   },

@@ -11,6 +11,7 @@ import { createContext, noGateway, type AppContext } from '../../src/context.js'
 import { newMessageId, systemClock, type Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/store.js';
 import { isPostgresUrl, testDatabases } from './postgres.js';
 
 export const ADMIN_TOKEN = 'test-admin-token';
@@ -31,11 +32,7 @@ export interface TestApp {
  */
 export async function testApp(options: { databaseUrl?: string; settings?: Settings; clock?: Clock } = {}): Promise<TestApp> {
   const config = loadConfig('test', { ADMIN_TOKEN, ...options.settings });
-  const database = await storeDatabase(options.databaseUrl);
-  const store = await openStore(database.url).catch(async (error: unknown) => {
-    await database.drop();
-    throw error;
-  });
+  const { store, close } = await testStore(options.databaseUrl);
   const ctx = createContext(config, store, options.clock ?? systemClock, { real: noGateway });
   const { server } = await buildApp(ctx);
   await server.ready();
@@ -44,6 +41,30 @@ export async function testApp(options: { databaseUrl?: string; settings?: Settin
     ctx,
     async close() {
       await server.close();
+      await close();
+    },
+  };
+}
+
+export interface TestStore {
+  store: Store;
+  /** Closes the store and gives its database back. */
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated store with no data, on the database testApp would use: `databaseUrl` when
+ * given, else TEST_DATABASE_URL's (a PostgreSQL database of this file's), else SQLite in memory.
+ */
+export async function testStore(databaseUrl?: string): Promise<TestStore> {
+  const database = await storeDatabase(databaseUrl);
+  const store = await openStore(database.url).catch(async (error: unknown) => {
+    await database.drop();
+    throw error;
+  });
+  return {
+    store,
+    async close() {
       await store.close();
       await database.drop();
     },

@@ -1,0 +1,71 @@
+/**
+ * DESIGN F: any node can serve any request. Two `serve` processes on one PostgreSQL database: what
+ * one writes the other reads, and a change made through one is refused by the other at once — not
+ * after its lookup cache expires.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, postgresAdminUrl, postgresUnreachable, type TestDatabase } from '../helpers/postgres.js';
+import { startReceiver, type Receiver } from '../delivery/harness.js';
+import { createClusterWorld, ok, startNode, type ClusterWorld, type Node } from './nodes.js';
+
+const adminUrl = postgresAdminUrl();
+const unreachable = await postgresUnreachable(adminUrl);
+if (unreachable) console.warn(`Skipping the two-node tests: ${unreachable}`);
+
+describe.skipIf(unreachable !== undefined)('two nodes on one database', () => {
+  let db: TestDatabase;
+  let receiver: Receiver;
+  let a: Node;
+  let b: Node;
+  let world: ClusterWorld;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(adminUrl);
+    receiver = await startReceiver();
+    // Both start on the empty database at once: the migrations run at start, once.
+    [a, b] = await Promise.all([startNode('A', db.url), startNode('B', db.url)]);
+    world = await createClusterWorld(a, receiver.url, 2);
+  });
+
+  afterAll(async () => {
+    const codes = await Promise.all([a?.stop(), b?.stop()]);
+    await receiver?.close();
+    await db?.drop();
+    expect(codes).toEqual([0, 0]);
+  });
+
+  it('reads through B the service, user, token and devices registered through A', async () => {
+    const devices = ok<{ deviceId: string }[]>(await b.partner(world.partner, 'GET', '/devices'), 'GET /devices through B');
+    expect(devices.map((d) => d.deviceId).sort()).toEqual([...world.deviceIds].sort());
+    const device = ok<{ device: unknown }>(await b.admin('GET', `/devices/${world.deviceIds[0]}`), 'admin GET device through B');
+    expect(device.device).toMatchObject({ deviceId: world.deviceIds[0], deviceType: 'DEVICE_CEILING_FAN', alias: 'Fan 0' });
+    expect(ok(await b.admin('GET', `/services/${world.partner.serviceId}`), 'admin GET service through B')).toMatchObject({ name: 'cluster' });
+  });
+
+  it('refuses through B, on the very next request, a service disabled through A, and serves it again once enabled', async () => {
+    // B has the service in its cache from this request.
+    expect((await b.partner(world.partner, 'GET', '/devices')).status).toBe(200);
+    ok(await a.admin('PATCH', `/services/${world.partner.serviceId}`, { enabled: false }), 'disable through A');
+    const refused = await b.partner(world.partner, 'GET', '/devices');
+    expect([refused.status, refused.body.error?.code]).toEqual([401, '1301']);
+
+    ok(await a.admin('PATCH', `/services/${world.partner.serviceId}`, { enabled: true }), 'enable through A');
+    expect((await b.partner(world.partner, 'GET', '/devices')).status).toBe(200);
+  });
+
+  it('refuses through B, on the very next request, a token whose user disconnected through A', async () => {
+    const other = await createClusterWorld(a, receiver.url, 1);
+    expect((await b.partner(other.partner, 'GET', '/devices')).status).toBe(200);
+    ok(await a.partner(other.partner, 'DELETE', '/user/service'), 'DELETE /user/service through A');
+    const refused = await b.partner(other.partner, 'GET', '/devices');
+    expect([refused.status, refused.body.error?.code]).toEqual([404, '1202']);
+  });
+
+  it('refuses through B, on the very next request, a user deleted through A', async () => {
+    const other = await createClusterWorld(a, receiver.url, 1);
+    expect((await b.partner(other.partner, 'GET', `/devices/profile/${other.deviceIds[0]}`)).status).toBe(200);
+    ok(await a.admin('DELETE', `/users/${other.userNumber}`), 'delete the user through A');
+    const refused = await b.partner(other.partner, 'GET', `/devices/profile/${other.deviceIds[0]}`);
+    expect([refused.status, refused.body.error?.code]).toEqual([404, '1202']);
+  });
+});
