@@ -1,47 +1,46 @@
 /**
- * Delivery benchmark (issue 4; issue 7's event pipeline): DEVICE_STATUS events of subscribed devices
- * delivered to a local receiver, on a SQLite file, against a baseline measured in the same run — a
- * raw loop POSTing the same bodies through the same undici sender to the same receiver.
+ * Scenario 4, the event pipeline (issue 7; issue 6's PostgreSQL figures): DEVICE_STATUS events of
+ * subscribed ceiling fans delivered by `appliance-cloud serve` (a child process) to a receiver (a
+ * child process), against a baseline measured in the same run — a raw loop POSTing the same bodies
+ * through the same undici sender to the same receiver.
  *
- * - deliveries/s: a backlog of reports already in the outbox, drained by the dispatcher, vs the raw
- *   loop at the same concurrency;
- * - report-to-delivery latency p50/p99 at a steady report rate (issue 7's 1,000/s, and a light 100/s),
- *   vs the raw POST's latency at that rate.
+ * - deliveries/s: a backlog recorded while the service is disabled, drained from the moment the admin
+ *   API enables it, vs the raw loop at the service's concurrency (the per-endpoint limit);
+ * - report-to-delivery latency p50/p99 at a steady rate of reports through the admin API (issue 7's
+ *   1,000/s, and a light 100/s), vs the raw POST's latency at that rate;
+ * - with DATABASE_URL=postgres://…: the drain on a fresh database (created for the run, dropped
+ *   after) by one node and by two `serve` processes sharing the backlog, and SQL statements per
+ *   delivery from the servers' `store_statements_total` metric.
  *
- * `node --import tsx bench/delivery.ts` writes bench/results/delivery.json; `npm run bench -- delivery`
- * runs it as a scenario of bench/run.ts. The receiver is a child process, so that it does not share
- * the dispatcher's event loop. BENCH_DEVICES (1000), BENCH_BACKLOG (10000), BENCH_RATE (1000 reports/s),
- * BENCH_LIGHT_RATE (100 reports/s) and BENCH_SECONDS (5) tune it.
+ * `npm run bench -- delivery` runs it. Every message is counted by `deviceId:webhook-sequence` at
+ * the receiver: a lost message fails the run. BENCH_DEVICES (1000), BENCH_BACKLOG (10000), BENCH_RATE (1000 reports/s),
+ * BENCH_LIGHT_RATE (100 reports/s) and BENCH_SECONDS tune it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
-import { createContext, type AppContext } from '../src/context.js';
-import { DEFAULT_TUNING, startDelivery } from '../src/delivery/index.js';
+import { createContext, noGateway } from '../src/context.js';
+import { DEFAULT_TUNING } from '../src/delivery/index.js';
 import { createSender } from '../src/delivery/sender.js';
 import { randomId, systemClock } from '../src/ids.js';
 import { openStore } from '../src/store/index.js';
+import { ROOT } from './lib/build.js';
+import { cpuSecondsOf } from './lib/proc.js';
+import { ceilingFigure, type Figure, type Scenario } from './lib/scenario.js';
+import { ADMIN_TOKEN, SERVER_CONDITIONS, startServer, type ServerUnderTest } from './lib/server.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const STRENGTHS = ['HIGH', 'LOW', 'MID', 'TURBO'];
-
-interface Figure {
-  figure: string;
-  value: number;
-  unit: string;
-  baseline: { label: string; value: number };
-  ratio: number;
-  target: string;
-  met: boolean;
-  details?: Record<string, unknown>;
-}
-
-/** Arrival times (epoch ms) at the receiver, by `deviceId:sequence`. */
-type Arrivals = Record<string, number>;
+/** Convoy's statements per event, the anchor issue 6 names. */
+const CONVOY_STATEMENTS = 32;
+/** Phase QA: the receiver is plain http on loopback, which phase OP refuses to deliver to. */
+const PHASE = 'QA';
 
 function setting(name: string, fallback: number): number {
   const value = Number(process.env[name] || fallback);
@@ -53,17 +52,20 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 
 // ---- the receiver, in its own process ----
 
+/** Arrival times (epoch ms) at the receiver, by `deviceId:sequence`. */
+type Arrivals = Record<string, number>;
+
 /** Answers 204 at once and notes when each message arrived; hands the notes over on request. */
 function runReceiver(): void {
   let arrivals: Arrivals = {};
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
       const at = epochMs();
-      const { event } = JSON.parse(body) as { event: { deviceId: string } };
-      arrivals[`${event.deviceId}:${String(request.headers['webhook-sequence'])}`] = at;
-      response.writeHead(204).end();
+      const { event } = JSON.parse(Buffer.concat(chunks).toString()) as { event: { deviceId: string } };
+      arrivals[`${event.deviceId}:${String(req.headers['webhook-sequence'])}`] = at;
+      res.writeHead(204).end();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -77,102 +79,148 @@ function runReceiver(): void {
   });
 }
 
-interface ReceiverHandle {
+interface Receiver {
   url: string;
-  /** The arrivals since the last call. */
+  /** Every arrival since the last take. */
   take(): Promise<Arrivals>;
+  /** How many arrived since the last take. */
   count(): Promise<number>;
   close(): void;
 }
 
-async function startReceiverProcess(): Promise<ReceiverHandle> {
+async function startReceiver(): Promise<Receiver> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--receiver'], { cwd: ROOT, execArgv: ['--import', 'tsx'] });
   const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)));
   let seen: Arrivals = {};
-  const take = async (): Promise<Arrivals> => {
+  const collect = async (): Promise<void> => {
     const fresh = await new Promise<Arrivals>((resolve) => {
       child.once('message', (m) => resolve((m as { arrivals: Arrivals }).arrivals));
       child.send('take');
     });
-    seen = { ...seen, ...fresh };
-    return fresh;
+    Object.assign(seen, fresh);
   };
   return {
     url: `http://127.0.0.1:${port}/hook`,
-    take: async () => {
-      await take();
+    async take() {
+      await collect();
       const all = seen;
       seen = {};
       return all;
     },
-    count: async () => {
-      await take();
+    async count() {
+      await collect();
       return Object.keys(seen).length;
     },
     close: () => child.kill(),
   };
 }
 
+// ---- the database: a SQLite file, or a fresh PostgreSQL database ----
+
+interface BenchDatabase {
+  /** The server's DATABASE_URL. */
+  url: string;
+  kind: 'SQLite' | 'PostgreSQL';
+  remove(): Promise<void>;
+}
+
+function sqliteDatabase(): BenchDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-delivery-'));
+  return { url: `sqlite:${join(dir, 'bench.db')}`, kind: 'SQLite', remove: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `bench_delivery_<random>` on the server of `adminUrl`; the name is generated, so it is spliced into the SQL. */
+async function postgresDatabase(adminUrl: string): Promise<BenchDatabase> {
+  const name = `bench_delivery_${randomBytes(6).toString('hex')}`;
+  const admin = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), kind: 'PostgreSQL', remove: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 // ---- the world: one service subscribed to the events of many ceiling fans ----
 
 interface World {
-  ctx: AppContext;
   serviceId: string;
   devices: string[];
-  /** When each report call was made and when it returned, committed (epoch ms), by `deviceId:sequence`. */
-  reportedAt: Map<string, number>;
-  returnedAt: Map<string, number>;
-  /** Each device's last sequence and wind strength. */
+  /** Each device's last sequence and wind strength: every report changes it, so each is one message. */
   sequences: Map<string, number>;
   strengths: Map<string, string>;
-  close(): Promise<void>;
 }
 
-async function world(devices: number, callbackUrl: string): Promise<World> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-delivery-'));
-  const store = await openStore(`sqlite:${join(dir, 'bench.db')}`);
-  const config = loadConfig('test', { DELIVERY_RETRY_SCHEDULE: '1s,5s' });
-  const ctx = createContext(config, store, systemClock, { real: { sendCommand: async () => ({ ok: false, code: '2209', message: 'no devices in the bench' }) } });
-  const { service } = await ctx.accounts.createService({ name: 'bench', allowedDevices: ['DEVICE_CEILING_FAN'], callbackUrl });
-  const user = await ctx.accounts.createUser('KR');
-  await ctx.accounts.issueToken(user.userNumber, service.serviceId);
-  const ids: string[] = [];
-  const strengths = new Map<string, string>();
-  for (let i = 0; i < devices; i++) {
-    const { device } = await ctx.devices.register(user.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: `Fan ${i}`, virtual: false });
-    const { status } = await ctx.devices.state(device.deviceId);
-    strengths.set(device.deviceId, (status as { airFlow: { windStrength: string } }).airFlow.windStrength);
-    await store.upsertEventSubscription({ serviceId: service.serviceId, userNumber: user.userNumber, deviceId: device.deviceId, expiresAt: Date.now() + 86_400_000 }, Date.now(), devices + 1);
-    ids.push(device.deviceId);
-  }
-  return {
-    ctx,
-    serviceId: service.serviceId,
-    devices: ids,
-    reportedAt: new Map(),
-    returnedAt: new Map(),
-    sequences: new Map(),
-    strengths,
-    async close() {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** One report that changes the fan's wind strength: exactly one DEVICE_STATUS for the service. */
-async function report(w: World, deviceId: string): Promise<void> {
+/** The next report of `deviceId` and the key its message will arrive under. */
+function nextReport(w: World, deviceId: string): { key: string; report: { airFlow: { windStrength: string } } } {
   const sequence = (w.sequences.get(deviceId) ?? 0) + 1;
   w.sequences.set(deviceId, sequence);
   const windStrength = STRENGTHS[(STRENGTHS.indexOf(w.strengths.get(deviceId) ?? '') + 1) % STRENGTHS.length]!;
   w.strengths.set(deviceId, windStrength);
-  const key = `${deviceId}:${sequence}`;
-  w.reportedAt.set(key, epochMs());
-  await w.ctx.devices.report(deviceId, { airFlow: { windStrength } });
-  w.returnedAt.set(key, epochMs());
+  return { key: `${deviceId}:${sequence}`, report: { airFlow: { windStrength } } };
 }
 
-async function until(what: string, done: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+/**
+ * Seeds the world through the domain functions, then records `backlog` reports with the service
+ * disabled, so that they wait in the outbox until the drain enables it.
+ */
+async function seed(database: BenchDatabase, devices: number, backlog: number, callbackUrl: string): Promise<World> {
+  const store = await openStore(database.url);
+  try {
+    const config = loadConfig('test', { DELIVERY_RETRY_SCHEDULE: '1s,5s' });
+    const ctx = createContext(config, store, systemClock, { real: noGateway });
+    const { service } = await ctx.accounts.createService({ name: 'bench', allowedDevices: ['DEVICE_CEILING_FAN'], callbackUrl });
+    const user = await ctx.accounts.createUser('KR');
+    await ctx.accounts.issueToken(user.userNumber, service.serviceId);
+    const w: World = { serviceId: service.serviceId, devices: [], sequences: new Map(), strengths: new Map() };
+    for (let i = 0; i < devices; i++) {
+      const { device } = await ctx.devices.register(user.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: `Fan ${i}`, virtual: false });
+      const { status } = await ctx.devices.state(device.deviceId);
+      w.strengths.set(device.deviceId, (status as { airFlow: { windStrength: string } }).airFlow.windStrength);
+      const subscription = { serviceId: service.serviceId, userNumber: user.userNumber, deviceId: device.deviceId, expiresAt: Date.now() + 86_400_000 };
+      await store.upsertEventSubscription(subscription, Date.now(), devices + 1);
+      w.devices.push(device.deviceId);
+    }
+    await ctx.accounts.updateService(service.serviceId, { enabled: false });
+    // A device's reports one after another (its order), the devices side by side (one commit per turn).
+    const perDevice = Math.ceil(backlog / devices);
+    await Promise.all(
+      w.devices.map(async (deviceId, d) => {
+        for (let i = 0; i < perDevice && i * devices + d < backlog; i++) await ctx.devices.report(deviceId, nextReport(w, deviceId).report);
+      }),
+    );
+    return w;
+  } finally {
+    await store.close();
+  }
+}
+
+// ---- talking to the servers ----
+
+async function admin(server: ServerUnderTest, method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
+  const response = await request(`${server.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`${method} /admin${path} answered ${response.statusCode}: ${text}`);
+}
+
+/** The sum of `store_statements_total` on /metrics; null when the build does not count statements. */
+async function statementsOf(server: ServerUnderTest): Promise<number | null> {
+  const text = await (await request(`${server.url}/metrics`)).body.text();
+  const lines = text.split('\n').filter((line) => line.startsWith('store_statements_total'));
+  return lines.length ? lines.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0) : null;
+}
+
+async function until(what: string, done: () => Promise<boolean>, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -187,106 +235,73 @@ function percentile(values: number[], p: number): number {
 
 const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
 
+/** Zero loss is part of every figure: a run that lost a message fails. */
+function checkNoLoss(what: string, expected: Iterable<string>, arrivals: Arrivals): void {
+  const lost = [...expected].filter((key) => arrivals[key] === undefined);
+  if (lost.length) throw new Error(`${what}: ${lost.length} messages never arrived (e.g. ${lost.slice(0, 3).join(', ')})`);
+}
+
 // ---- the measurements ----
 
-/** The dispatcher drains a backlog of `backlog` events; then the raw loop sends the same bodies. */
-async function throughput(receiver: ReceiverHandle, devices: number, backlog: number): Promise<Figure> {
-  const w = await world(devices, receiver.url);
-  for (let i = 0; i < backlog; i++) await report(w, w.devices[i % devices]!);
-  const bodies = (await w.ctx.store.listMessages(w.serviceId, { limit: backlog })).map((m) => m.body);
-  await receiver.take();
+interface Drain {
+  perSecond: number;
+  seconds: number;
+  cpuUsPerDelivery: number;
+  statementsPerDelivery: number | null;
+}
 
+/** Enables the service through the first server and times the backlog's delivery by all of them. */
+async function drain(servers: ServerUnderTest[], receiver: Receiver, w: World, expected: string[]): Promise<Drain> {
+  await receiver.take();
+  const cpuBefore = servers.map((s) => cpuSecondsOf(s.pid));
+  const statementsBefore = await Promise.all(servers.map(statementsOf));
   const started = performance.now();
-  const delivery = await startDelivery({ store: w.ctx.store, clock: systemClock, config: w.ctx.config });
-  await until('the backlog to drain', async () => (await receiver.count()) >= backlog);
+  await admin(servers[0]!, 'PATCH', `/services/${w.serviceId}`, { enabled: true });
+  await until('the backlog to drain', async () => (await receiver.count()) >= expected.length);
   const seconds = (performance.now() - started) / 1000;
-  await delivery.stop();
-  const lost = backlog - Object.keys(await receiver.take()).length;
-  await w.close();
-
-  const rawSeconds = await rawLoop(receiver.url, bodies, DEFAULT_TUNING.perEndpointLimit);
-  await receiver.take();
-  const value = backlog / seconds;
-  const baseline = bodies.length / rawSeconds;
+  const cpu = servers.reduce((sum, s, i) => sum + cpuSecondsOf(s.pid) - cpuBefore[i]!, 0);
+  const statementsAfter = await Promise.all(servers.map(statementsOf));
+  checkNoLoss('the drain', expected, await receiver.take());
+  const statements = statementsAfter.every((n) => n !== null) && statementsBefore.every((n) => n !== null)
+    ? statementsAfter.reduce((sum, n, i) => sum + n - statementsBefore[i]!, 0)
+    : null;
   return {
-    figure: 'deliveries/s (backlog drained, SQLite)',
-    value: round(value, 0),
-    unit: 'deliveries/s',
-    baseline: { label: `raw POST loop, ${DEFAULT_TUNING.perEndpointLimit} in flight`, value: round(baseline, 0) },
-    ratio: round(value / baseline, 3),
-    target: '≥ 5,000 deliveries/s (issue 7)',
-    met: value >= 5_000,
-    details: { devices, backlog, seconds: round(seconds, 3), lost },
+    perSecond: expected.length / seconds,
+    seconds: round(seconds, 3),
+    cpuUsPerDelivery: round((cpu * 1e6) / expected.length, 1),
+    statementsPerDelivery: statements === null ? null : round(statements / expected.length, 2),
   };
 }
 
-/** POSTs every body through one sender with `concurrency` in flight; returns the seconds taken. */
-async function rawLoop(url: string, bodies: string[], concurrency: number): Promise<number> {
+/** POSTs every body through one sender with `concurrency` in flight; deliveries/s and this process's CPU µs per POST. */
+async function rawLoop(url: string, bodies: string[], concurrency: number): Promise<{ perSecond: number; cpuUsPerDelivery: number }> {
   const sender = createSender({ phase: 'QA', allowList: [], connectionsPerOrigin: DEFAULT_TUNING.maxInFlight });
   let next = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const worker = async (): Promise<void> => {
     while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const sequence = String(next);
-      await sender.send(url, { 'webhook-id': randomId(16), 'webhook-sequence': sequence }, body);
+      const body = bodies[next]!;
+      next += 1;
+      await sender.send(url, { 'webhook-id': randomId(16), 'webhook-sequence': `raw-${next}` }, body);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   await sender.close();
-  return seconds;
+  return { perSecond: bodies.length / seconds, cpuUsPerDelivery: round((used.user + used.system) / bodies.length, 1) };
 }
 
-/** Reports at `rate`/s for `seconds` with the dispatcher running; each one's report-to-arrival time. */
-async function latency(receiver: ReceiverHandle, devices: number, rate: number, seconds: number): Promise<Figure[]> {
-  const w = await world(devices, receiver.url);
-  await receiver.take();
-  const delivery = await startDelivery({ store: w.ctx.store, clock: systemClock, config: w.ctx.config });
-  await paced(rate, seconds, (i) => report(w, w.devices[i % devices]!));
-  const expected = w.reportedAt.size;
-  await until('the paced reports to arrive', async () => (await receiver.count()) >= expected);
-  await delivery.stop();
-  const arrivals = await receiver.take();
-  const since = (times: Map<string, number>) => [...times].map(([key, at]) => (arrivals[key] ?? Number.NaN) - at).filter((ms) => !Number.isNaN(ms));
-  const ours = since(w.reportedAt);
-  // Roughly the delivery engine's share: from when the report call returned (its write committed) to the arrival.
-  const afterReturn = since(w.returnedAt);
-  const bodies = (await w.ctx.store.listMessages(w.serviceId, { limit: 10 })).map((m) => m.body);
-  await w.close();
-
-  // The baseline: the same bodies POSTed at the same pace, from the call to the receiver's arrival.
-  const sender = createSender({ phase: 'QA', allowList: [] });
-  const sentAt = new Map<string, number>();
-  await paced(rate, seconds, async (i) => {
-    const body = bodies[i % bodies.length]!;
-    const key = `${(JSON.parse(body) as { event: { deviceId: string } }).event.deviceId}:raw-${i}`;
-    sentAt.set(key, epochMs());
-    await sender.send(receiver.url, { 'webhook-id': randomId(16), 'webhook-sequence': `raw-${i}` }, body);
-  });
-  await sender.close();
-  const rawArrivals = await receiver.take();
-  const raw = [...sentAt].map(([key, at]) => (rawArrivals[key] ?? Number.NaN) - at).filter((ms) => !Number.isNaN(ms));
-
-  const details = {
-    rate, seconds, devices, messages: expected, arrived: ours.length, lost: expected - ours.length,
-    returnToDeliveryMs: { p50: round(percentile(afterReturn, 50)), p99: round(percentile(afterReturn, 99)) },
-  };
-  return [50, 99].map((p) => {
-    const value = percentile(ours, p);
-    const baseline = percentile(raw, p);
-    const max = p === 50 ? 5 : 25;
-    return {
-      figure: `report-to-delivery latency p${p} at ${rate} reports/s`,
-      value: round(value),
-      unit: 'ms',
-      baseline: { label: `raw POST at ${rate}/s, p${p}`, value: round(baseline) },
-      ratio: round(value / baseline),
-      target: `≤ ${max} ms (issue 7)`,
-      met: value <= max,
-      details,
-    };
-  });
+/** The bodies the raw loop sends: events of the same shape and size as the app's. */
+function sampleBodies(w: World, count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      messageId: randomId(16),
+      timestamp: new Date().toISOString(),
+      event: { pushType: 'DEVICE_STATUS', serviceId: w.serviceId, deviceId: w.devices[i % w.devices.length], deviceType: 'DEVICE_CEILING_FAN', report: { airFlow: { windStrength: 'HIGH' } }, userList: ['0000000000000000000000'] },
+    }),
+  );
 }
 
 /** Calls `work(i)` `rate` times a second for `seconds`, in ticks of 10 ms; waits for every call. */
@@ -303,46 +318,138 @@ async function paced(rate: number, seconds: number, work: (i: number) => Promise
   await Promise.all(pending);
 }
 
-async function run(): Promise<Figure[]> {
+/** Reports at `rate`/s through the admin API for `seconds`; each one's report-to-arrival time, and the raw POST's at that rate. */
+async function latency(server: ServerUnderTest, receiver: Receiver, w: World, rate: number, seconds: number): Promise<Figure[]> {
+  await receiver.take();
+  const cpuBefore = cpuSecondsOf(server.pid);
+  const reportedAt = new Map<string, number>();
+  // A device's reports one after another, so that each lands in the order its sequence was counted.
+  const previous = new Map<string, Promise<void>>();
+  await paced(rate, seconds, (i) => {
+    const deviceId = w.devices[i % w.devices.length]!;
+    const sent = (previous.get(deviceId) ?? Promise.resolve()).then(async () => {
+      const { key, report } = nextReport(w, deviceId);
+      reportedAt.set(key, epochMs());
+      await admin(server, 'POST', `/devices/${deviceId}/report`, report);
+    });
+    previous.set(deviceId, sent);
+    return sent;
+  });
+  await until('the paced reports to arrive', async () => (await receiver.count()) >= reportedAt.size);
+  const cpuUsPerReport = round(((cpuSecondsOf(server.pid) - cpuBefore) * 1e6) / reportedAt.size, 1);
+  const arrivals = await receiver.take();
+  checkNoLoss(`the reports at ${rate}/s`, reportedAt.keys(), arrivals);
+  const ours = [...reportedAt].map(([key, at]) => arrivals[key]! - at);
+
+  // The baseline: bodies of the same size POSTed at the same pace, from the call to the receiver's arrival.
+  const bodies = sampleBodies(w, 100);
+  const sender = createSender({ phase: 'QA', allowList: [] });
+  const sentAt = new Map<string, number>();
+  await paced(rate, seconds, async (i) => {
+    const body = bodies[i % bodies.length]!;
+    const key = `${(JSON.parse(body) as { event: { deviceId: string } }).event.deviceId}:raw-${i}`;
+    sentAt.set(key, epochMs());
+    await sender.send(receiver.url, { 'webhook-id': randomId(16), 'webhook-sequence': `raw-${i}` }, body);
+  });
+  await sender.close();
+  const rawArrivals = await receiver.take();
+  const raw = [...sentAt].map(([key, at]) => (rawArrivals[key] ?? Number.NaN) - at).filter((ms) => !Number.isNaN(ms));
+
+  const details = { rate, seconds, devices: w.devices.length, messages: reportedAt.size, lost: 0, cpuUsPerReport, path: 'POST /admin/devices/{id}/report → receiver' };
+  return [50, 99].map((p) =>
+    ceilingFigure(`report-to-delivery latency p${p} at ${rate} reports/s`, 'ms', round(percentile(ours, p)), p === 50 ? 5 : 25, {
+      label: `raw POST at ${rate}/s, p${p}`,
+      value: round(percentile(raw, p)),
+    }, details),
+  );
+}
+
+/** The drain by `nodes` servers on `database`, seeded afresh, then (on SQLite) the latencies. */
+async function onDatabase(entry: string, receiver: Receiver, database: BenchDatabase, nodes: number, withLatency: boolean): Promise<{ drained: Drain; latencies: Figure[]; w: World; backlog: number }> {
   const devices = setting('BENCH_DEVICES', 1000);
-  const receiver = await startReceiverProcess();
+  const backlog = setting('BENCH_BACKLOG', 10_000);
+  const w = await seed(database, devices, backlog, receiver.url);
+  const expected = w.devices.flatMap((deviceId) => Array.from({ length: w.sequences.get(deviceId) ?? 0 }, (_, i) => `${deviceId}:${i + 1}`));
+  const servers: ServerUnderTest[] = [];
   try {
-    const drained = await throughput(receiver, devices, setting('BENCH_BACKLOG', 10_000));
-    const seconds = setting('BENCH_SECONDS', 5);
-    // Issue 7's rate, and a light one that shows the pipeline's own latency when nothing queues.
-    const loaded = await latency(receiver, devices, setting('BENCH_RATE', 1000), seconds);
-    const light = await latency(receiver, devices, setting('BENCH_LIGHT_RATE', 100), seconds);
-    return [drained, ...loaded, ...light];
+    for (let i = 0; i < nodes; i++) servers.push(await startServer(entry, '', { DATABASE_URL: database.url, PHASE }));
+    const drained = await drain(servers, receiver, w, expected);
+    const latencies: Figure[] = [];
+    if (withLatency) {
+      const seconds = setting('BENCH_SECONDS', 5);
+      // Issue 7's rate, and a light one that shows the pipeline's own latency when nothing queues.
+      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_RATE', 1000), seconds)));
+      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_LIGHT_RATE', 100), seconds)));
+    }
+    return { drained, latencies, w, backlog: expected.length };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+function drainFigure(label: string, drained: Drain, raw: { perSecond: number; cpuUsPerDelivery: number }, details: Record<string, unknown>): Figure {
+  // Issue 7's target is absolute (5,000/s), above what the raw loop reaches on a small machine.
+  return {
+    figure: `deliveries/s (backlog drained, ${label})`,
+    unit: 'deliveries/s',
+    value: round(drained.perSecond, 0),
+    baseline: { label: `raw POST loop, ${DEFAULT_TUNING.perEndpointLimit} in flight`, value: round(raw.perSecond, 0) },
+    ratio: round(drained.perSecond / raw.perSecond, 3),
+    target: '≥ 5,000 deliveries/s (issue 7)',
+    met: drained.perSecond >= 5_000,
+    details: { ...details, ...drained, rawCpuUsPerDelivery: raw.cpuUsPerDelivery },
+  };
+}
+
+async function run(settings: { serverEntry: string }): Promise<Figure[]> {
+  const receiver = await startReceiver();
+  const figures: Figure[] = [];
+  try {
+    const sqlite = sqliteDatabase();
+    try {
+      const { drained, latencies, w, backlog } = await onDatabase(settings.serverEntry, receiver, sqlite, 1, true);
+      const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
+      await receiver.take();
+      figures.push(drainFigure('SQLite', drained, raw, { devices: w.devices.length, backlog }), ...latencies);
+    } finally {
+      await sqlite.remove();
+    }
+    const postgres = process.env.DATABASE_URL;
+    if (postgres && /^postgres(ql)?:\/\//.test(postgres)) {
+      for (const nodes of [1, 2]) {
+        const database = await postgresDatabase(postgres);
+        try {
+          const { drained, w, backlog } = await onDatabase(settings.serverEntry, receiver, database, nodes, false);
+          const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
+          await receiver.take();
+          const label = `PostgreSQL, ${nodes} node${nodes > 1 ? 's' : ''}`;
+          figures.push(drainFigure(label, drained, raw, { devices: w.devices.length, backlog, nodes }));
+          if (drained.statementsPerDelivery !== null) {
+            figures.push(ceilingFigure(`SQL statements per delivery (${label})`, 'statements', drained.statementsPerDelivery, CONVOY_STATEMENTS, null, { anchor: 'Convoy, ~32 per event (issue 6)' }));
+          }
+        } finally {
+          await database.remove();
+        }
+      }
+    }
+    return figures;
   } finally {
     receiver.close();
   }
 }
 
 /** For bench/run.ts: any bench/*.ts exporting `scenario` is one of its scenarios. */
-export const scenario = {
+export const scenario: Scenario = {
   number: 4,
   name: 'delivery',
-  title: 'Event pipeline: reports of subscribed devices delivered to a local receiver (SQLite)',
-  conditions: { DATABASE_URL: 'sqlite file (WAL, synchronous=FULL)', receiver: 'node:http in a child process, 204 at once' },
+  title: 'Event pipeline: reports of subscribed devices delivered by serve to a local receiver (SQLite; PostgreSQL with DATABASE_URL=postgres://…)',
+  conditions: {
+    ...SERVER_CONDITIONS,
+    PHASE,
+    DATABASE_URL: 'sqlite file (WAL, synchronous=FULL); a fresh PostgreSQL database when DATABASE_URL=postgres://…',
+    receiver: 'node:http in a child process, 204 at once',
+  },
   run,
 };
 
-if (process.argv.includes('--receiver')) {
-  runReceiver();
-} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const figures = await run();
-  const result = {
-    scenario: scenario.name,
-    title: scenario.title,
-    date: new Date().toISOString(),
-    machine: { cpu: cpus()[0]?.model.trim() ?? 'unknown', cores: availableParallelism(), node: process.version },
-    command: 'node --import tsx bench/delivery.ts',
-    conditions: scenario.conditions,
-    figures,
-  };
-  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', 'delivery.json'), `${JSON.stringify(result, null, 2)}\n`);
-  for (const f of figures) {
-    process.stdout.write(`${f.figure}: ${f.value} ${f.unit} (baseline ${f.baseline.value}, ratio ${f.ratio}; target ${f.target}: ${f.met ? 'met' : 'missed'})\n`);
-  }
-}
+if (process.argv.includes('--receiver')) runReceiver();

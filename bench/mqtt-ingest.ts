@@ -5,14 +5,14 @@
  * service subscribed to the device. Baseline, same run: the same clients and publishes to a bare
  * aedes broker in a child process, consumed by a no-op subscriber (the broker's own limit).
  *
- *   node --import tsx bench/mqtt-ingest.ts
+ *   npm run bench -- mqtt-ingest
  *
  * MQTT_BENCH_DEVICES (200), MQTT_BENCH_REPORTS (reports per device, 100) and MQTT_BENCH_WINDOW
  * (reports in flight per device, 10) tune the load; BENCH_SERVER_NODE_OPTIONS='--cpu-prof
- * --cpu-prof-dir=/tmp/prof' profiles the server. Writes bench/results/mqtt-ingest.json.
+ * --cpu-prof-dir=/tmp/prof' profiles the server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,9 +26,10 @@ import { newMessageId, systemClock } from '../src/ids.js';
 import { demoCountry } from '../src/regions.js';
 import { openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { buildServer, ROOT } from './lib/build.js';
-import { machine, RESULTS } from './lib/report.js';
-import { ADMIN_TOKEN, freePort, startServer } from './lib/server.js';
+import { ROOT } from './lib/build.js';
+import { cpuSecondsOf } from './lib/proc.js';
+import type { BenchSettings, Figure, Scenario } from './lib/scenario.js';
+import { ADMIN_TOKEN, freePort, SERVER_CONDITIONS, startServer } from './lib/server.js';
 
 const DEVICES = Number(process.env.MQTT_BENCH_DEVICES ?? 200);
 const REPORTS = Number(process.env.MQTT_BENCH_REPORTS ?? 100);
@@ -137,6 +138,8 @@ interface Run {
   publishedSeconds: number;
   stored?: number;
   events?: number;
+  /** The server's CPU time per report (steadier than reports/s on a shared machine). */
+  cpuUsPerReport?: number;
 }
 
 /** The app: publishes to the server's broker, counts what the store holds. */
@@ -153,9 +156,11 @@ async function measureServer(entry: string, world: Seeded): Promise<Run> {
     await sleep(500);
     const [stored0, events0] = [stored.get() as number, events.get() as number];
     const total = world.devices.length * REPORTS;
+    const cpu0 = cpuSecondsOf(server.pid);
     const started = performance.now();
     const published = publishAll(clients).then(() => performance.now());
     const done = await whenCounted(() => Math.min((stored.get() as number) - stored0, (events.get() as number) - events0), total);
+    const cpuUsPerReport = ((cpuSecondsOf(server.pid) - cpu0) * 1e6) / total;
     const publishedAt = await published;
     const seconds = (done.at - started) / 1000;
     const result = {
@@ -165,6 +170,7 @@ async function measureServer(entry: string, world: Seeded): Promise<Run> {
       publishedSeconds: (publishedAt - started) / 1000,
       stored: (stored.get() as number) - stored0,
       events: (events.get() as number) - events0,
+      cpuUsPerReport,
     };
     await Promise.all(clients.map((c) => c.mqtt.endAsync(true)));
     return result;
@@ -215,37 +221,44 @@ async function measureBaseline(world: Seeded): Promise<Run> {
   }
 }
 
-const entry = process.env.BENCH_SERVER_ENTRY || buildServer();
-const world = await seed();
-try {
-  const baseline = await measureBaseline(world);
-  console.log(`baseline (bare aedes, no-op subscriber): ${Math.round(baseline.perSecond)} reports/s`);
-  const app = await measureServer(entry, world);
-  console.log(`appliance-cloud: ${Math.round(app.perSecond)} reports/s stored (${app.stored} status changes, ${app.events} DEVICE_STATUS events of ${app.reports} reports)`);
-  const ratio = app.perSecond / baseline.perSecond;
-  const result = {
-    scenario: 'mqtt-ingest',
-    title: 'MQTT reports per second, from publish to stored status and recorded DEVICE_STATUS event',
-    date: new Date().toISOString(),
-    machine: machine(),
-    command: 'node --import tsx bench/mqtt-ingest.ts',
-    conditions: { LOG_LEVEL: 'warn', DATABASE_URL: 'sqlite:<file> (synchronous = FULL)', devices: String(DEVICES), reportsPerDevice: String(REPORTS), inFlightPerDevice: String(WINDOW), qos: '1' },
-    figures: [
+async function run(settings: BenchSettings): Promise<Figure[]> {
+  const world = await seed();
+  try {
+    const baseline = await measureBaseline(world);
+    const app = await measureServer(settings.serverEntry, world);
+    const lost = app.reports - Math.min(app.stored ?? 0, app.events ?? 0);
+    // Zero loss: every report acknowledged must be stored with its event.
+    if (lost > 0) throw new Error(`${lost} of ${app.reports} acknowledged reports were not stored with their event`);
+    return [
       {
         figure: 'reports/s, publish to stored status and event (SQLite)',
         value: app.perSecond,
         unit: 'reports/s',
         baseline: { label: 'bare aedes, no-op subscriber', value: baseline.perSecond },
-        ratio,
+        ratio: app.perSecond / baseline.perSecond,
         target: `≥ ${TARGET.toLocaleString('en')} reports/s (issue 7)`,
         met: app.perSecond >= TARGET,
         details: { app, baseline },
       },
-    ],
-  };
-  mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(join(RESULTS, 'mqtt-ingest.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(`ratio ${ratio.toFixed(2)} × the bare broker; target ${TARGET} reports/s ${app.perSecond >= TARGET ? 'met' : 'missed'}`);
-} finally {
-  world.remove();
+    ];
+  } finally {
+    world.remove();
+  }
 }
+
+/** For bench/run.ts: any bench/*.ts exporting `scenario` is one of its scenarios. */
+export const scenario: Scenario = {
+  number: 6,
+  name: 'mqtt-ingest',
+  title: 'MQTT reports per second, from publish to stored status and recorded DEVICE_STATUS event',
+  conditions: {
+    ...SERVER_CONDITIONS,
+    MQTT_PORT: 'a free port',
+    DATABASE_URL: 'sqlite:<file> (synchronous = FULL)',
+    devices: String(DEVICES),
+    reportsPerDevice: String(REPORTS),
+    inFlightPerDevice: String(WINDOW),
+    qos: '1',
+  },
+  run,
+};

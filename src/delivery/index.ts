@@ -29,7 +29,7 @@ export interface DeliveryTuning {
 export const DEFAULT_TUNING: Readonly<DeliveryTuning> = {
   batchSize: 100,
   maxInFlight: 512,
-  perEndpointLimit: 16,
+  perEndpointLimit: 64,
   pollMs: 1_000,
   claimIntervalMs: 1,
   sweepMs: 10_000,

@@ -143,6 +143,9 @@ export class Bridge {
     }
     this.state = 'stopping';
     client.off('message', this.onMessage);
+    // What still arrives is not handled, so it is not acknowledged either: a shared group's broker may
+    // give it to another node, and no PUBACK is written once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
+    client.handleMessage = (_packet, done) => done(new Error('the bridge has stopped'));
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
     this.state = 'stopped';
   }

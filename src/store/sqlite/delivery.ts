@@ -12,7 +12,7 @@ import type {
   RecordedStatus,
 } from '../store.js';
 import type { Sql } from './database.js';
-import { markHead, notifyIf, OUTBOX_COLUMNS } from './outbox.js';
+import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 
 /** Per service: whether its push and its event messages can go out now (0 or 1). */
@@ -152,22 +152,51 @@ function holdUndeliverable(sql: Sql): void {
 
 export function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
   return bookkeeping(sql, () => {
-    const statuses = attempts.map((attempt) => recordAttempt(sql, attempt, now, disableAfterFailingMs));
+    // Services whose failing streak a success of this batch ended, and no failure restarted since:
+    // a run of successes clears it once, not once per message.
+    const healthy = new Set<string>();
+    const statuses = attempts.map((attempt) => {
+      if (attempt.verdict.kind === 'delivered') return recordDelivered(sql, attempt, healthy);
+      const { status, serviceId } = recordAttempt(sql, attempt, now, disableAfterFailingMs);
+      if (serviceId) healthy.delete(serviceId);
+      return status;
+    });
     // An endpoint disabled above holds every pending message of its service, not only these.
-    holdUndeliverable(sql);
+    if (statuses.includes('held')) holdUndeliverable(sql);
     return statuses;
   });
 }
 
-function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): RecordedStatus {
-  const row = sql.one<{ service_id: string; device_id: string; kind: string; attempts: number }>(
-    `SELECT service_id, device_id, kind, attempts FROM outbox
-     WHERE message_id = ? AND fencing_token = ? AND status = 'delivering'`,
+/**
+ * The common case in three statements: the fenced update that closes the message (it was its
+ * queue's head, so the flag goes with it), its attempt, and the next open message of its queue
+ * made head (one probe of outbox_open, never the delivered history).
+ */
+function recordDelivered(sql: Sql, attempt: AttemptRecord, healthy: Set<string>): RecordedStatus {
+  const row = sql.one<{ service_id: string; device_id: string; attempts: number }>(
+    `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, lease_owner = NULL, lease_expires_at = NULL, queue_head = 0
+     WHERE message_id = ? AND fencing_token = ? AND status = 'delivering'
+     RETURNING service_id, device_id, attempts`,
+    attempt.startedAt + attempt.durationMs,
     attempt.messageId,
     attempt.fencingToken,
   );
   if (!row) return 'fenced';
-  const number = row.attempts + 1;
+  insertAttempt(sql, attempt, row.attempts);
+  sql.run(
+    `UPDATE outbox SET queue_head = 1
+     WHERE id = (SELECT id FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN} ORDER BY sequence LIMIT 1)`,
+    row.service_id,
+    row.device_id,
+  );
+  if (!healthy.has(row.service_id)) {
+    sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ? AND failing_since IS NOT NULL', row.service_id);
+    healthy.add(row.service_id);
+  }
+  return 'delivered';
+}
+
+function insertAttempt(sql: Sql, attempt: AttemptRecord, number: number): void {
   sql.run(
     `INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -179,31 +208,39 @@ function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAft
     attempt.responseBody,
     attempt.error,
   );
+}
+
+/** A failed attempt: the endpoint's health decides between a retry, held and failed; with the service it counted against. */
+function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): { status: RecordedStatus; serviceId?: string } {
+  const row = sql.one<{ service_id: string; device_id: string; kind: string; attempts: number }>(
+    `SELECT service_id, device_id, kind, attempts FROM outbox
+     WHERE message_id = ? AND fencing_token = ? AND status = 'delivering'`,
+    attempt.messageId,
+    attempt.fencingToken,
+  );
+  if (!row) return { status: 'fenced' };
+  const number = row.attempts + 1;
+  insertAttempt(sql, attempt, number);
   const status = settle(sql, row.service_id, row.kind, attempt, now, disableAfterFailingMs);
   const { verdict } = attempt;
   const nextAttemptAt = verdict.kind === 'retry' ? verdict.nextAttemptAt : null;
   sql.run(
-    `UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), delivered_at = ?,
+    `UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), delivered_at = NULL,
        lease_owner = NULL, lease_expires_at = NULL
      WHERE message_id = ?`,
     status,
     number,
     nextAttemptAt,
-    status === 'delivered' ? attempt.startedAt + attempt.durationMs : null,
     attempt.messageId,
   );
-  // Delivered or failed, it no longer holds its queue back.
-  if (status === 'delivered' || status === 'failed') markHead(sql, row.service_id, row.device_id);
-  return status;
+  // Failed, it no longer holds its queue back.
+  if (status === 'failed') markHead(sql, row.service_id, row.device_id);
+  return { status, serviceId: row.service_id };
 }
 
 /** The message's next status, updating its endpoint's health on the way. */
-function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): Exclude<RecordedStatus, 'fenced'> {
+function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): Exclude<RecordedStatus, 'fenced' | 'delivered'> {
   const { verdict } = attempt;
-  if (verdict.kind === 'delivered') {
-    sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ?', serviceId);
-    return 'delivered';
-  }
   if (verdict.kind === 'gone') {
     disableEndpoint(sql, serviceId, 'gone', now);
     return 'held';

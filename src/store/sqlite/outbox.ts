@@ -12,7 +12,7 @@ export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_typ
   next_attempt_at, created_at, delivered_at`;
 
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
-const OPEN = `status IN ('pending', 'delivering', 'held')`;
+export const OPEN = `status IN ('pending', 'delivering', 'held')`;
 
 /**
  * Records each message as pending and due at once, each next in its (service, device) order, and
