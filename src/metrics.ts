@@ -1,6 +1,6 @@
 /** Prometheus metrics (DESIGN E), one registry per app so that several apps can live in one process (tests). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutboxStats } from './store/store.js';
+import type { OutboxStats, Store } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -91,4 +91,20 @@ export function createDeliveryMetrics(registry: Registry, collect: { stats: () =
       registers: [registry],
     }),
   };
+}
+
+/** `store_statements_total` (issue 6), read from the store at each scrape; only a store that counts (PostgreSQL) has it. */
+export function registerStoreMetrics(registry: Registry, store: Pick<Store, 'statementsSent'>): void {
+  if (!store.statementsSent) return;
+  let reported = 0;
+  new Counter({
+    name: 'store_statements_total',
+    help: 'SQL statements sent to the database, transaction control and NOTIFY included',
+    registers: [registry],
+    collect() {
+      const sent = store.statementsSent?.() ?? reported;
+      this.inc(sent - reported);
+      reported = sent;
+    },
+  });
 }

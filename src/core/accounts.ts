@@ -89,7 +89,7 @@ export class Accounts {
     checkUrl('callbackUrl', patch.callbackUrl);
     checkUrl('eventCallbackUrl', patch.eventCallbackUrl);
     const service = await this.deps.store.updateService(serviceId, patch);
-    this.lookups.serviceChanged(serviceId);
+    await this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
     // Held messages go out as soon as delivery is possible again, not at the next sweep; `enabled: true`
     // also lifts a disabled endpoint (DESIGN C), whether the admin API or the CLI said so.
@@ -104,7 +104,7 @@ export class Accounts {
     const secret = newWebhookSecret();
     const now = this.deps.clock.now();
     const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS);
-    this.lookups.serviceChanged(serviceId);
+    await this.lookups.serviceChanged(serviceId);
     if (!rotated) throw fail('1305', `Service ${serviceId} does not exist.`);
     return secret;
   }
@@ -121,7 +121,7 @@ export class Accounts {
 
   async deleteUser(userNumber: string): Promise<void> {
     const deleted = await this.deps.store.deleteUser(userNumber, this.deps.clock.now());
-    this.lookups.userChanged(userNumber);
+    await this.lookups.userChanged(userNumber);
     if (!deleted) throw fail('1202', `User ${userNumber} does not exist.`);
   }
 
@@ -142,7 +142,7 @@ export class Accounts {
    */
   async disconnect(serviceId: string, userNumber: string): Promise<void> {
     await this.deps.store.disconnect(serviceId, userNumber, this.deps.clock.now());
-    this.lookups.userChanged(userNumber);
+    await this.lookups.userChanged(userNumber);
   }
 
   // A service's messages and their delivery attempts (DESIGN C): what the admin API and the CLI inspect and replay.

@@ -1,24 +1,32 @@
 /**
  * What every partner request looks up before its work — its service, its token, its connection,
  * its device — kept in memory so that the hot path does not ask the database each time. Whoever
- * changes one of them says so through `LookupInvalidation`: this process's domain functions at once;
- * other processes (the admin CLI on the same SQLite file, other nodes) until issue 6 tells the
- * cache too, within the TTL.
+ * changes one of them says so through `LookupInvalidation`: this process's domain functions, and the
+ * cache passes it on through the store to every other process on the database (PostgreSQL NOTIFY),
+ * whose caches drop it too. What a process is not told (SQLite has no channel between processes: the
+ * admin CLI on the same file) it reads again when the entry expires, within the TTL.
  */
-import type { AccessToken, Connection, Device, Service, Store } from '../store/store.js';
+import type { AccessToken, Connection, Device, LookupChange, Service, Store } from '../store/store.js';
 
-/** How a cache is told that what it may hold changed; each call drops the entries concerned. */
+/**
+ * How a cache is told that what it may hold changed; each call drops the entries concerned at once,
+ * and resolves once the other processes were told (never rejects: one not told sees the change
+ * within the TTL). Await it before answering, so that the next request to another node is refused.
+ */
 export interface LookupInvalidation {
   /** The service's settings, key or webhook secrets changed, or it is gone. */
-  serviceChanged(serviceId: string): void;
+  serviceChanged(serviceId: string): Promise<void>;
   /** The user's tokens, connections or registrations changed: revoked, disconnected, deleted. */
-  userChanged(userNumber: string): void;
+  userChanged(userNumber: string): Promise<void>;
   /** The device's registrations, alias or connection changed, or it is gone (not its status). */
-  deviceChanged(deviceId: string): void;
+  deviceChanged(deviceId: string): Promise<void>;
 }
 
 /** The lookups of the partner checks, with the store's own signatures. */
 export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice'>;
+
+/** What a cache reads through: the lookups, and the store's channel of their changes between processes. */
+export type LookupSource = Lookups & Pick<Store, 'publishLookupChange' | 'watchLookupChanges'>;
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
 const LOOKUP_TTL_MS = 1000;
@@ -58,6 +66,10 @@ export class ExpiringMap<K, V> {
     this.#entries.delete(key);
   }
 
+  clear(): void {
+    this.#entries.clear();
+  }
+
   /** Drops every entry whose value matches; a scan, for invalidations, which are rare. */
   deleteWhere(matches: (value: V) => boolean): void {
     for (const [key, entry] of this.#entries) if (matches(entry.value)) this.#entries.delete(key);
@@ -75,7 +87,8 @@ export interface LookupCacheOptions {
  * A read-through cache of the partner lookups over the store. Only what exists is kept (an unknown
  * id is asked again, so a new service, token or device works at once), and a connection only once
  * its device list is loaded: that is the one change (GET /devices) nobody announces, and it never
- * reverts except by a disconnect, which is announced.
+ * reverts except by a disconnect, which is announced. From its first read it watches the changes
+ * other processes publish, and forgets everything whenever some may have been missed.
  */
 export class LookupCache implements Lookups, LookupInvalidation {
   readonly #services: ExpiringMap<string, Service>;
@@ -87,8 +100,10 @@ export class LookupCache implements Lookups, LookupInvalidation {
    * an asynchronous store, it may have read the old row and would put back what was just dropped.
    */
   #generation = 0;
+  /** Set at the first read; undefined again if watching failed, so that a later read tries again. */
+  #watching: Promise<void> | undefined;
 
-  constructor(private readonly store: Lookups, options: LookupCacheOptions = {}) {
+  constructor(private readonly store: LookupSource, options: LookupCacheOptions = {}) {
     const ttl = options.ttlMs ?? LOOKUP_TTL_MS;
     const capacity = options.capacity ?? LOOKUP_CAPACITY;
     const now = options.now ?? (() => performance.now());
@@ -115,25 +130,60 @@ export class LookupCache implements Lookups, LookupInvalidation {
     return this.#through(this.#devices, deviceId, () => this.store.getDevice(deviceId));
   }
 
-  serviceChanged(serviceId: string): void {
-    this.#generation += 1;
-    this.#services.delete(serviceId);
+  serviceChanged(serviceId: string): Promise<void> {
+    return this.#changed({ serviceId });
   }
 
-  userChanged(userNumber: string): void {
-    this.#generation += 1;
-    this.#tokens.deleteWhere((token) => token.userNumber === userNumber);
-    this.#connections.deleteWhere((connection) => connection.userNumber === userNumber);
-    this.#devices.deleteWhere((device) => device.userNumbers.includes(userNumber));
+  userChanged(userNumber: string): Promise<void> {
+    return this.#changed({ userNumber });
   }
 
-  deviceChanged(deviceId: string): void {
+  deviceChanged(deviceId: string): Promise<void> {
+    return this.#changed({ deviceId });
+  }
+
+  /** Drops it here, and tells the other processes. */
+  #changed(change: LookupChange): Promise<void> {
+    this.#drop(change);
+    // One not told (the database is unreachable) reads it again when its entry expires.
+    return this.store.publishLookupChange(change).catch(() => {});
+  }
+
+  #drop(change: LookupChange): void {
     this.#generation += 1;
-    this.#devices.delete(deviceId);
+    if ('serviceId' in change) {
+      this.#services.delete(change.serviceId);
+    } else if ('userNumber' in change) {
+      const { userNumber } = change;
+      this.#tokens.deleteWhere((token) => token.userNumber === userNumber);
+      this.#connections.deleteWhere((connection) => connection.userNumber === userNumber);
+      this.#devices.deleteWhere((device) => device.userNumbers.includes(userNumber));
+    } else {
+      this.#devices.delete(change.deviceId);
+    }
+  }
+
+  #clear(): void {
+    this.#generation += 1;
+    this.#services.clear();
+    this.#tokens.clear();
+    this.#connections.clear();
+    this.#devices.clear();
+  }
+
+  /** Changes made before watching began were not seen: what was read meanwhile is forgotten once it has. */
+  #watch(): void {
+    this.#watching ??= this.store.watchLookupChanges({ changed: (change) => this.#drop(change), missed: () => this.#clear() }).then(
+      () => this.#clear(),
+      () => {
+        this.#watching = undefined;
+      },
+    );
   }
 
   /** The cached value, or the loaded one, kept if it exists, `keep` agrees and nothing was invalidated meanwhile. */
   async #through<V>(map: ExpiringMap<string, V>, key: string, load: () => Promise<V | undefined>, keep: (value: V) => boolean = () => true): Promise<V | undefined> {
+    this.#watch();
     const cached = map.get(key);
     if (cached !== undefined) return cached;
     const generation = this.#generation;
@@ -143,14 +193,14 @@ export class LookupCache implements Lookups, LookupInvalidation {
   }
 }
 
-const caches = new WeakMap<Lookups, LookupCache>();
+const caches = new WeakMap<LookupSource, LookupCache>();
 
 /**
  * The one cache of a store, shared by every domain service over it (Accounts and Devices tell it of
  * their changes, the partner checks read through it), so that a change made through either is seen
  * by the next request however the services were wired.
  */
-export function lookupCacheOf(store: Lookups): LookupCache {
+export function lookupCacheOf(store: LookupSource): LookupCache {
   let cache = caches.get(store);
   if (!cache) {
     cache = new LookupCache(store);

@@ -150,7 +150,7 @@ export class Devices {
 
   async setConnection(deviceId: string, online: boolean): Promise<void> {
     const known = await this.deps.store.setOnline(deviceId, online);
-    this.lookups.deviceChanged(deviceId);
+    await this.lookups.deviceChanged(deviceId);
     if (!known) throw fail('1205', `Device ${deviceId} is not registered.`);
   }
 
@@ -159,7 +159,7 @@ export class Devices {
   /** Renames a device; records DEVICE_ALIAS_CHANGED. */
   async rename(deviceId: string, alias: string): Promise<Device> {
     const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
-    this.lookups.deviceChanged(deviceId);
+    await this.lookups.deviceChanged(deviceId);
     if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
     return device;
   }
@@ -169,7 +169,7 @@ export class Devices {
     const device = await this.userDevice(deviceId, userNumber, false);
     if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
     const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
-    this.lookups.deviceChanged(deviceId);
+    await this.lookups.deviceChanged(deviceId);
     if (!shared) throw fail('1205', `Device ${deviceId} is not registered.`);
   }
 
@@ -177,7 +177,7 @@ export class Devices {
   async unregister(deviceId: string, userNumber: string): Promise<void> {
     await this.userDevice(deviceId, userNumber, true);
     const unregistered = await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now());
-    this.lookups.deviceChanged(deviceId);
+    await this.lookups.deviceChanged(deviceId);
     if (!unregistered) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
   }
 

@@ -155,12 +155,39 @@ export interface MessageFilter {
 
 export type EventSubscribeResult = 'created' | 'renewed' | 'limit';
 
+/** What changed of the records the partner lookups read (src/core/cache.ts says what each covers). */
+export type LookupChange = { serviceId: string } | { userNumber: string } | { deviceId: string };
+
+export interface LookupWatcher {
+  changed(change: LookupChange): void;
+  /** Changes may have gone unseen: whatever was kept from before must be read again. */
+  missed(): void;
+}
+
 export interface Store extends DeliveryStore {
   /** Runs pending migrations. Idempotent. */
   migrate(): Promise<void>;
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * How many SQL statements this store has sent since it opened, transaction control and NOTIFY
+   * included (issue 6 counts them per delivery and per request). Undefined where not counted (SQLite).
+   */
+  statementsSent?(): number;
+
+  /**
+   * Tells every process on this database that something the partner lookups read changed, so that
+   * their caches drop it (this process's cache was told directly). PostgreSQL NOTIFYs; SQLite sends
+   * nothing: another process on the same file sees the change when its cache entry expires.
+   */
+  publishLookupChange(change: LookupChange): Promise<void>;
+  /**
+   * Calls `watcher` for each change published by any process on this database (this one included),
+   * and `watcher.missed()` after changes may have been missed (its connection was lost and is back).
+   * Resolves once watching, with the unsubscribe. SQLite calls nothing.
+   */
+  watchLookupChanges(watcher: LookupWatcher): Promise<() => void>;
 
   createService(service: NewService, at: number): Promise<Service>;
   getService(serviceId: string): Promise<Service | undefined>;

@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { ExpiringMap, LookupCache, lookupCacheOf, type Lookups } from '../../src/core/cache.js';
-import type { AccessToken, Connection, Device, Service } from '../../src/store/store.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExpiringMap, LookupCache, lookupCacheOf, type LookupSource } from '../../src/core/cache.js';
+import { openStore } from '../../src/store/index.js';
+import type { AccessToken, Connection, Device, LookupChange, LookupWatcher, Service, Store } from '../../src/store/store.js';
+import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 
 function service(serviceId: string, keyHash = 'hash-1'): Service {
   return { serviceId, name: serviceId, keyHash, allowedDevices: [], callbackUrl: null, eventCallbackUrl: null, enabled: true, webhookSecrets: [], createdAt: 0 };
@@ -14,18 +16,24 @@ function token(tokenHash: string, userNumber: string): AccessToken {
   return { tokenHash, userNumber, serviceId: 'S1', expiresAt: 10_000, revokedAt: null, revokedReason: null };
 }
 
-/** A store of plain maps that counts its reads; `pause` makes the next read wait until released. */
+/**
+ * A store of plain maps that counts its reads; `pause` makes the next read wait until released. It
+ * keeps what the cache publishes, and `watcher()` plays the other processes' changes.
+ */
 function fakeStore() {
   const services = new Map<string, Service>();
   const tokens = new Map<string, AccessToken>();
   const connections = new Map<string, Connection>();
   const devices = new Map<string, Device>();
   const reads = { services: 0, tokens: 0, connections: 0, devices: 0 };
+  const published: LookupChange[] = [];
+  let watcher: LookupWatcher | undefined;
+  let watching: Promise<void> = Promise.resolve();
   let gate: Promise<void> | null = null;
   const wait = async () => {
     if (gate) await gate;
   };
-  const store: Lookups = {
+  const store: LookupSource = {
     async getService(id: string) {
       reads.services += 1;
       const found = services.get(id);
@@ -44,6 +52,14 @@ function fakeStore() {
       reads.devices += 1;
       return devices.get(deviceId);
     },
+    async publishLookupChange(change) {
+      published.push(change);
+    },
+    async watchLookupChanges(w) {
+      await watching;
+      watcher = w;
+      return () => {};
+    },
   };
   return {
     store,
@@ -52,6 +68,17 @@ function fakeStore() {
     connections,
     devices,
     reads,
+    published,
+    watcher(): LookupWatcher {
+      if (!watcher) throw new Error('The cache does not watch changes');
+      return watcher;
+    },
+    /** Watching begins only once released. */
+    holdWatching(): () => void {
+      let release!: () => void;
+      watching = new Promise((resolve) => (release = resolve));
+      return release;
+    },
     pause(): () => void {
       let release!: () => void;
       gate = new Promise((resolve) => (release = resolve));
@@ -63,10 +90,13 @@ function fakeStore() {
   };
 }
 
-function setup(ttlMs = 1000) {
+/** A cache over a fake store, past its first read (which begins watching changes, and is not kept). */
+async function setup(ttlMs = 1000) {
   const fake = fakeStore();
   let now = 0;
   const cache = new LookupCache(fake.store, { ttlMs, now: () => now });
+  await cache.getService('first read');
+  fake.reads.services = 0;
   return { ...fake, cache, advance: (ms: number) => (now += ms) };
 }
 
@@ -93,7 +123,7 @@ describe('ExpiringMap', () => {
 
 describe('LookupCache', () => {
   it('reads a service once, serves it from memory until the TTL, then reads it again', async () => {
-    const t = setup(1000);
+    const t = await setup(1000);
     t.services.set('S1', service('S1'));
     await t.cache.getService('S1');
     t.advance(999);
@@ -105,7 +135,7 @@ describe('LookupCache', () => {
   });
 
   it('keeps nothing for what does not exist, so that a new service or token works at once', async () => {
-    const t = setup();
+    const t = await setup();
     expect(await t.cache.getService('S1')).toBeUndefined();
     expect(await t.cache.getToken('T1')).toBeUndefined();
     t.services.set('S1', service('S1'));
@@ -115,7 +145,7 @@ describe('LookupCache', () => {
   });
 
   it('sees a changed key or setting at once when told the service changed', async () => {
-    const t = setup();
+    const t = await setup();
     t.services.set('S1', service('S1', 'old-key'));
     await t.cache.getService('S1');
     t.services.set('S1', { ...service('S1', 'new-key'), enabled: false });
@@ -125,7 +155,7 @@ describe('LookupCache', () => {
   });
 
   it("drops a user's tokens, connections and devices when told the user changed, and no one else's", async () => {
-    const t = setup();
+    const t = await setup();
     t.tokens.set('T1', token('T1', 'U1'));
     t.tokens.set('T2', token('T2', 'U2'));
     t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: 1 });
@@ -148,7 +178,7 @@ describe('LookupCache', () => {
   });
 
   it('sees a device shared, unregistered or gone at once when told the device changed', async () => {
-    const t = setup();
+    const t = await setup();
     t.devices.set('D1', device('D1', ['U1']));
     await t.cache.getDevice('D1');
     t.devices.set('D1', device('D1', ['U1', 'U2']));
@@ -161,7 +191,7 @@ describe('LookupCache', () => {
   });
 
   it('keeps a connection only once its device list is loaded, the change nobody announces', async () => {
-    const t = setup();
+    const t = await setup();
     t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: null });
     expect((await t.cache.getConnection('S1', 'U1'))?.deviceListLoadedAt).toBeNull();
     t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: 7 });
@@ -171,7 +201,7 @@ describe('LookupCache', () => {
   });
 
   it('does not keep what a read found when the service changed while it was reading', async () => {
-    const t = setup();
+    const t = await setup();
     t.services.set('S1', service('S1', 'old-key'));
     const release = t.pause();
     const reading = t.cache.getService('S1');
@@ -180,6 +210,108 @@ describe('LookupCache', () => {
     release();
     expect((await reading)?.keyHash).toBe('old-key');
     expect((await t.cache.getService('S1'))?.keyHash).toBe('new-key');
+  });
+});
+
+describe('LookupCache between processes', () => {
+  it('tells the other processes, through the store, of each change it is told', async () => {
+    const t = await setup();
+    t.cache.serviceChanged('S1');
+    t.cache.userChanged('U1');
+    t.cache.deviceChanged('D1');
+    expect(t.published).toEqual([{ serviceId: 'S1' }, { userNumber: 'U1' }, { deviceId: 'D1' }]);
+  });
+
+  it('drops what another process changed, and tells no one again', async () => {
+    const t = await setup();
+    t.services.set('S1', service('S1', 'old-key'));
+    t.devices.set('D1', device('D1', ['U1']));
+    await t.cache.getService('S1');
+    await t.cache.getDevice('D1');
+    t.services.set('S1', service('S1', 'new-key'));
+    t.watcher().changed({ serviceId: 'S1' });
+    expect((await t.cache.getService('S1'))?.keyHash).toBe('new-key');
+    await t.cache.getDevice('D1');
+    expect([t.reads.services, t.reads.devices]).toEqual([2, 1]);
+    expect(t.published).toEqual([]);
+  });
+
+  it('forgets everything when changes may have been missed', async () => {
+    const t = await setup();
+    t.services.set('S1', service('S1'));
+    t.tokens.set('T1', token('T1', 'U1'));
+    await t.cache.getService('S1');
+    await t.cache.getToken('T1');
+    t.watcher().missed();
+    await t.cache.getService('S1');
+    await t.cache.getToken('T1');
+    expect([t.reads.services, t.reads.tokens]).toEqual([2, 2]);
+  });
+
+  it('forgets what it read before it began watching changes, once it has', async () => {
+    const fake = fakeStore();
+    const cache = new LookupCache(fake.store);
+    fake.services.set('S1', service('S1'));
+    const release = fake.holdWatching();
+    await cache.getService('S1');
+    await cache.getService('S1');
+    expect(fake.reads.services).toBe(1);
+    release();
+    await expect.poll(async () => (await cache.getService('S1'), fake.reads.services)).toBe(2);
+  });
+});
+
+const adminUrl = postgresAdminUrl();
+const unreachable = await postgresUnreachable(adminUrl);
+
+describe.skipIf(unreachable !== undefined)('LookupCache on two nodes of one PostgreSQL', () => {
+  let db: TestDatabase;
+  let nodes: Store[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase(adminUrl);
+    nodes = [await openStore(db.url), await openStore(db.url)];
+    await nodes[0]!.createService(
+      { serviceId: 'S1', name: 'First', keyHash: 'h', allowedDevices: [], callbackUrl: null, eventCallbackUrl: null, webhookSecret: 'whsec' },
+      0,
+    );
+  });
+  afterAll(async () => {
+    for (const node of nodes) await node.close();
+    await db?.drop();
+  });
+
+  /** A cache on node B that keeps entries for long, so that only a notification can drop them, holding S1. */
+  async function cachedOnB(): Promise<LookupCache> {
+    const b = nodes[1]!;
+    const cache = new LookupCache(b, { ttlMs: 3_600_000 });
+    // Once watching, the cache keeps S1: reading it again sends nothing to the database.
+    const statementsOfARead = async () => {
+      const before = b.statementsSent?.() ?? 0;
+      await cache.getService('S1');
+      return (b.statementsSent?.() ?? 0) - before;
+    };
+    await expect.poll(statementsOfARead).toBe(0);
+    return cache;
+  }
+
+  it('a change told to the cache of node A drops the entry on node B', async () => {
+    const onB = await cachedOnB();
+    const onA = new LookupCache(nodes[0]!);
+    await nodes[0]!.updateService('S1', { name: 'Told' });
+    expect((await onB.getService('S1'))?.name).not.toBe('Told');
+    onA.serviceChanged('S1');
+    await expect.poll(async () => (await onB.getService('S1'))?.name).toBe('Told');
+  });
+
+  it("node B forgets everything once it listens again after losing its connection (PostgreSQL restarted)", async () => {
+    const onB = await cachedOnB();
+    // Changed without telling: as if the notification had been sent while B was not listening.
+    const name = `Untold ${Date.now()}`;
+    await nodes[0]!.updateService('S1', { name });
+    await withClient(db.url, (c) =>
+      c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"),
+    );
+    await expect.poll(async () => (await onB.getService('S1'))?.name, { timeout: 5000 }).toBe(name);
   });
 });
 

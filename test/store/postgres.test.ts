@@ -5,7 +5,9 @@
  * delivery engine. Skipped, with a message saying why, when PostgreSQL is not reachable.
  */
 import type pg from 'pg';
+import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registerStoreMetrics } from '../../src/metrics.js';
 import { openStore } from '../../src/store/index.js';
 import { loadMigrations } from '../../src/store/postgres/migrate.js';
 import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
@@ -81,7 +83,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         const timeout = async (url: string): Promise<unknown> => {
           const pool = openPool(url);
           try {
-            return (await pool.query('SHOW statement_timeout')).rows[0];
+            return (await pool.query({ text: 'SHOW statement_timeout' })).rows[0];
           } finally {
             await pool.end();
           }
@@ -90,6 +92,94 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         const withTimeout = new URL(db.url);
         withTimeout.searchParams.set('statement_timeout', '1234');
         expect(await timeout(withTimeout.toString())).toEqual({ statement_timeout: '1234ms' });
+      });
+    });
+
+    describe('statements sent', () => {
+      const sent = () => store.statementsSent?.() ?? Number.NaN;
+
+      it('counts every statement, transaction control included', async () => {
+        let before = sent();
+        await store.ping();
+        expect(sent() - before).toBe(1);
+        await addService(store, 'S1');
+        before = sent();
+        await store.enableEndpoint('S1', T0);
+        // BEGIN, the endpoint's row, its held messages, COMMIT.
+        expect(sent() - before).toBe(4);
+      });
+
+      it('claims and records a batch in as many statements whatever its size', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        const statementsToDeliver = async (devices: number, first: number): Promise<number> => {
+          for (let i = first; i < first + devices; i++) await addDevice(store, `D${i}`, 'U1');
+          const before = sent();
+          const claimed = await store.claimDeliveries({ owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+          const outcomes = claimed.map((c) => ({
+            messageId: c.message.messageId,
+            fencingToken: c.fencingToken,
+            startedAt: T0 + 20,
+            durationMs: 1,
+            responseStatus: 200,
+            responseBody: '',
+            error: null,
+            verdict: { kind: 'delivered' as const },
+          }));
+          expect(await store.recordAttempts(outcomes, T0 + 30, HOUR)).toEqual(Array(devices).fill('delivered'));
+          return sent() - before;
+        };
+        const one = await statementsToDeliver(1, 0);
+        expect(await statementsToDeliver(50, 1)).toBe(one);
+      });
+
+      it('are scraped as store_statements_total', async () => {
+        const registry = new Registry();
+        registerStoreMetrics(registry, store);
+        await store.ping();
+        const scraped = async () => (await registry.getSingleMetric('store_statements_total')?.get())?.values[0]?.value;
+        expect(await scraped()).toBe(sent());
+        await store.ping();
+        expect(await scraped()).toBe(sent());
+      });
+    });
+
+    describe('when the server ends the connections (PostgreSQL restarting)', () => {
+      const endConnections = () =>
+        side((c) => c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'appliance-cloud'"));
+
+      it('replaces idle connections and answers the next query', async () => {
+        await addService(store, 'S1');
+        await Promise.all([store.ping(), store.ping(), store.ping()]);
+        await endConnections();
+        // An idle connection's error reaches the pool, which drops it; unhandled, it would end this process.
+        await expect.poll(() => store.getService('S1').then((s) => s?.serviceId, () => 'failed')).toBe('S1');
+      });
+
+      // A statement on its own, and one midway through a transaction, whose connection is checked out of the pool.
+      it.each([
+        { what: 'a query', table: 'services', call: (s: Store) => s.getService('S1') },
+        { what: 'a transaction', table: 'outbox', call: (s: Store) => s.enableEndpoint('S1', T0) },
+      ])('fails $what whose connection ends, then answers the next call', async ({ table, call }) => {
+        await addService(store, 'S1');
+        // A side transaction holds the table, so that the store's statement is in flight when its connection ends.
+        const answer = await side(async (c) => {
+          await c.query('BEGIN');
+          await c.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+          const calling = call(store).then(
+            () => 'answered',
+            (error: Error) => error.message,
+          );
+          const waiting = async () =>
+            (await c.query("SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rows[0]?.n;
+          await expect.poll(waiting).toBe(1);
+          await endConnections();
+          await c.query('ROLLBACK');
+          return calling;
+        });
+        expect(answer).toMatch(/terminat/);
+        await expect(call(store)).resolves.toBeDefined();
       });
     });
 

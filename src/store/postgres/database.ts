@@ -5,16 +5,21 @@
  */
 
 /** A value the store binds: scalars, and arrays for `unnest` and `= ANY`. */
-export type Param = string | number | boolean | null | readonly string[] | readonly number[];
+export type Param = string | number | boolean | null | readonly (string | null)[] | readonly (number | null)[];
 
-/** One query with positional parameters; without parameters, a script of several statements. */
+/**
+ * One query with positional parameters, prepared under `name` on each connection the first time it
+ * is sent there; without parameters, a script of several statements.
+ */
 export interface Queryable {
-  query(text: string, values?: Param[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(query: { text: string; values?: Param[]; name?: string }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 export interface PooledClient extends Queryable {
   /** `true` destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 export interface Pool extends Queryable {
@@ -26,10 +31,26 @@ export interface Pool extends Queryable {
 export interface ListenClient {
   connect(): Promise<unknown>;
   query(text: string): Promise<unknown>;
-  on(event: 'notification', listener: () => void): unknown;
+  on(event: 'notification', listener: (notification: { channel: string; payload?: string }) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
   end(): Promise<void>;
+}
+
+/**
+ * Names of the statements prepared so far, by text. Preparing saves PostgreSQL from planning the
+ * store's larger statements (claims, outcomes) on every call. The texts are the store's own, a
+ * bounded set, so this never grows past a few hundred entries.
+ */
+const preparedNames = new Map<string, string>();
+
+function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `appliance_cloud_${preparedNames.size + 1}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /** Queries on the pool, or inside one transaction on one client of it. */
@@ -37,14 +58,22 @@ export class Sql {
   readonly #db: Queryable;
   /** Undefined inside a transaction. */
   readonly #pool: Pool | undefined;
+  /** Statements sent, shared by the pool's Sql and those of its transactions. */
+  readonly #sent: { count: number };
 
-  private constructor(db: Queryable, pool: Pool | undefined) {
+  private constructor(db: Queryable, pool: Pool | undefined, sent: { count: number }) {
     this.#db = db;
     this.#pool = pool;
+    this.#sent = sent;
   }
 
   static over(pool: Pool): Sql {
-    return new Sql(pool, pool);
+    return new Sql(pool, pool, { count: 0 });
+  }
+
+  /** Every statement sent through this Sql or its transactions, BEGIN, COMMIT and ROLLBACK included. */
+  get statementsSent(): number {
+    return this.#sent.count;
   }
 
   /** The first row, or undefined. */
@@ -54,12 +83,12 @@ export class Sql {
 
   /** Rows come back in the shape the statement's column aliases give them. */
   async all<Row>(text: string, ...params: Param[]): Promise<Row[]> {
-    return (await this.#db.query(text, params)).rows as Row[];
+    return (await this.#send(this.#db, text, params)).rows as Row[];
   }
 
   /** Runs a statement; returns how many rows it changed. */
   async run(text: string, ...params: Param[]): Promise<number> {
-    return (await this.#db.query(text, params)).rowCount ?? 0;
+    return (await this.#send(this.#db, text, params)).rowCount ?? 0;
   }
 
   /**
@@ -70,23 +99,35 @@ export class Sql {
     if (!this.#pool) return fn(this);
     const client = await this.#pool.connect();
     let broken = false;
+    // Checked out, the connection's loss (PostgreSQL restarting) is ours to hear: unheard, it would end the process.
+    const lost = () => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
-      await client.query('BEGIN');
-      const result = await fn(new Sql(client, undefined));
-      await client.query('COMMIT');
+      await this.#send(client, 'BEGIN');
+      const result = await fn(new Sql(client, undefined, this.#sent));
+      await this.#send(client, 'COMMIT');
       return result;
     } catch (error) {
       // A connection that cannot even roll back is not handed to the next caller.
-      await client.query('ROLLBACK').catch(() => {
+      await this.#send(client, 'ROLLBACK').catch(() => {
         broken = true;
       });
       throw error;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }
 
   async end(): Promise<void> {
     await this.#pool?.end();
+  }
+
+  #send(db: Queryable, text: string, values: Param[] = []): ReturnType<Queryable['query']> {
+    this.#sent.count += 1;
+    // A script of several statements (a migration) cannot be prepared; nothing else goes without parameters.
+    return db.query(values.length > 0 ? { text, values, name: preparedName(text) } : { text });
   }
 }

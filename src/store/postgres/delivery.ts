@@ -10,9 +10,7 @@ import type {
   AttemptRecord,
   ClaimedDelivery,
   ClaimRequest,
-  EndpointDisabledReason,
   EndpointHealth,
-  MessageKind,
   OutboxMessage,
   OutboxStats,
   RecordedStatus,
@@ -104,111 +102,107 @@ export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<
   });
 }
 
-/** Pending messages of services that cannot take them now become held (rows another node holds are its to judge). */
+/**
+ * Pending messages of services that cannot take them now become held (rows another node holds are its
+ * to judge). Services are judged first: while every one can take its messages (the usual case, at
+ * every claim) no message is read, however long the backlog.
+ */
 async function holdUndeliverable(sql: Sql): Promise<void> {
   await sql.run(
     `UPDATE outbox SET status = 'held' WHERE id IN (
        SELECT o.id FROM outbox o JOIN ${ENDPOINTS} c ON c.service_id = o.service_id
-       WHERE o.status = 'pending' AND NOT (CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END)
+       WHERE NOT (c.push_ok AND c.event_ok) AND o.status = 'pending' AND NOT (CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END)
        FOR UPDATE OF o SKIP LOCKED)`,
   );
 }
 
+/**
+ * Every outcome of a batch in one statement (STYLE habit 8), with the rules of DeliveryStore. Each
+ * message's lease is locked and checked: a claim taking back an expired lease waits for this, then
+ * finds it settled; an outcome under another token is fenced. The endpoint's health is walked in
+ * the batch's order within each service, as if the outcomes came one by one: a success clears the
+ * failing time, a failure starts it (after the last success of the batch, or where it stood before),
+ * and an outcome after one that disabled the endpoint finds it disabled.
+ */
+const RECORD = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
+                         $6::text[], $7::text[], $8::text[], $9::double precision[])
+      WITH ORDINALITY AS i (message_id, fencing_token, started_at, duration_ms, response_status, response_body, error, verdict, next_attempt_at, pos)
+  ), leased AS (
+    SELECT o.id, o.message_id, o.fencing_token, o.service_id, o.kind, o.attempts FROM outbox o
+    WHERE o.message_id = ANY($1::text[]) AND o.status = 'delivering'
+    FOR UPDATE
+  ), outcomes AS (
+    SELECT DISTINCT ON (i.message_id) i.*, l.id, l.service_id, l.kind, l.attempts + 1 AS attempt, i.verdict IN ('retry', 'exhausted') AS failed
+    FROM input i JOIN leased l ON l.message_id = i.message_id AND l.fencing_token = i.fencing_token
+    ORDER BY i.message_id, i.pos
+  ), walked AS (
+    SELECT o.*, e.failing_since AS failing_before,
+           count(*) FILTER (WHERE o.verdict = 'delivered') OVER (PARTITION BY o.service_id ORDER BY o.pos) AS successes
+    FROM outcomes o LEFT JOIN delivery_endpoints e ON e.service_id = o.service_id
+  ), failing AS (
+    SELECT w.*, CASE WHEN w.failed THEN coalesce(
+             CASE WHEN w.successes = 0 THEN w.failing_before END,
+             (array_agg(w.started_at) FILTER (WHERE w.failed) OVER (PARTITION BY w.service_id, w.successes ORDER BY w.pos))[1]) END AS failing_since
+    FROM walked w
+  ), disabling AS (
+    SELECT f.*, CASE WHEN f.verdict = 'gone' THEN 'gone' WHEN $10 - f.failing_since >= $11 THEN 'failing' END AS disables
+    FROM failing f
+  ), judged AS (
+    SELECT d.*, CASE
+        WHEN d.verdict = 'delivered' THEN 'delivered'
+        WHEN d.disables IS NOT NULL THEN 'held'
+        WHEN d.verdict = 'exhausted' THEN 'failed'
+        WHEN CASE d.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END
+             AND NOT coalesce(bool_or(d.disables IS NOT NULL) OVER (PARTITION BY d.service_id ORDER BY d.pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false)
+          THEN 'pending'
+        ELSE 'held' END AS status
+    FROM disabling d JOIN ${ENDPOINTS} c ON c.service_id = d.service_id
+  ), attempts AS (
+    INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
+    SELECT message_id, attempt, started_at, duration_ms, response_status, response_body, error FROM judged
+  ), settled AS (
+    UPDATE outbox o SET status = j.status, attempts = j.attempt, next_attempt_at = coalesce(j.next_attempt_at, o.next_attempt_at),
+      delivered_at = CASE j.status WHEN 'delivered' THEN j.started_at + j.duration_ms END, lease_owner = NULL, lease_expires_at = NULL
+    FROM judged j WHERE o.id = j.id
+  ), health AS (
+    -- Each service as its last outcome left it: a 410 moves the failing time neither way; the first reason to disable stays.
+    SELECT j.service_id, (array_agg(j.disables ORDER BY j.pos) FILTER (WHERE j.disables IS NOT NULL))[1] AS disabled_reason,
+           CASE WHEN bool_or(j.verdict <> 'gone') THEN (array_agg(j.failing_since ORDER BY j.pos DESC) FILTER (WHERE j.verdict <> 'gone'))[1]
+                ELSE min(j.failing_before) END AS failing_since
+    FROM judged j GROUP BY j.service_id
+  ), endpoints AS (
+    INSERT INTO delivery_endpoints AS d (service_id, failing_since, disabled_at, disabled_reason)
+    SELECT h.service_id, h.failing_since, CASE WHEN h.disabled_reason IS NOT NULL THEN $10::double precision END, h.disabled_reason
+    FROM health h LEFT JOIN delivery_endpoints e ON e.service_id = h.service_id
+    WHERE h.failing_since IS DISTINCT FROM e.failing_since OR (h.disabled_reason IS NOT NULL AND e.disabled_at IS NULL)
+    ON CONFLICT (service_id) DO UPDATE SET failing_since = EXCLUDED.failing_since,
+      disabled_at = coalesce(d.disabled_at, EXCLUDED.disabled_at), disabled_reason = coalesce(d.disabled_reason, EXCLUDED.disabled_reason)
+  )
+  SELECT coalesce(j.status, 'fenced') AS status FROM input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
+
 export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
+  if (attempts.length === 0) return [];
   return bookkeeping(sql, async (tx) => {
-    const statuses: RecordedStatus[] = [];
-    // In order: an earlier outcome may disable the endpoint a later one is judged by.
-    for (const attempt of attempts) statuses.push(await recordAttempt(tx, attempt, now, disableAfterFailingMs));
+    const rows = await tx.all<{ status: RecordedStatus }>(
+      RECORD,
+      attempts.map((a) => a.messageId),
+      attempts.map((a) => a.fencingToken),
+      attempts.map((a) => a.startedAt),
+      attempts.map((a) => a.durationMs),
+      attempts.map((a) => a.responseStatus),
+      attempts.map((a) => a.responseBody),
+      attempts.map((a) => a.error),
+      attempts.map((a) => a.verdict.kind),
+      attempts.map((a) => (a.verdict.kind === 'retry' ? a.verdict.nextAttemptAt : null)),
+      now,
+      disableAfterFailingMs,
+    );
+    const statuses = rows.map((r) => r.status);
     // An endpoint disabled above holds every pending message of its service, not only these.
     if (statuses.includes('held')) await holdUndeliverable(tx);
     return statuses;
   });
-}
-
-async function recordAttempt(tx: Sql, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): Promise<RecordedStatus> {
-  // Locked: a claim taking back an expired lease waits for this outcome, then finds it settled.
-  const row = await tx.one<{ serviceId: string; kind: MessageKind; attempts: number }>(
-    `SELECT service_id AS "serviceId", kind, attempts FROM outbox
-     WHERE message_id = $1 AND fencing_token = $2 AND status = 'delivering' FOR UPDATE`,
-    attempt.messageId,
-    attempt.fencingToken,
-  );
-  if (!row) return 'fenced';
-  const number = row.attempts + 1;
-  await tx.run(
-    `INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    attempt.messageId,
-    number,
-    attempt.startedAt,
-    attempt.durationMs,
-    attempt.responseStatus,
-    attempt.responseBody,
-    attempt.error,
-  );
-  const status = await settle(tx, row.serviceId, row.kind, attempt, now, disableAfterFailingMs);
-  const { verdict } = attempt;
-  await tx.run(
-    `UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = coalesce($3, next_attempt_at), delivered_at = $4,
-       lease_owner = NULL, lease_expires_at = NULL
-     WHERE message_id = $5`,
-    status,
-    number,
-    verdict.kind === 'retry' ? verdict.nextAttemptAt : null,
-    status === 'delivered' ? attempt.startedAt + attempt.durationMs : null,
-    attempt.messageId,
-  );
-  return status;
-}
-
-/** The message's next status, updating its endpoint's health on the way. */
-async function settle(
-  tx: Sql,
-  serviceId: string,
-  kind: MessageKind,
-  attempt: AttemptRecord,
-  now: number,
-  disableAfterFailingMs: number,
-): Promise<Exclude<RecordedStatus, 'fenced'>> {
-  const { verdict } = attempt;
-  if (verdict.kind === 'delivered') {
-    await tx.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = $1 AND failing_since IS NOT NULL', serviceId);
-    return 'delivered';
-  }
-  if (verdict.kind === 'gone') {
-    await disableEndpoint(tx, serviceId, 'gone', now);
-    return 'held';
-  }
-  const failing = await tx.one<{ failingSince: number }>(
-    `INSERT INTO delivery_endpoints AS d (service_id, failing_since) VALUES ($1, $2)
-     ON CONFLICT (service_id) DO UPDATE SET failing_since = coalesce(d.failing_since, EXCLUDED.failing_since)
-     RETURNING failing_since AS "failingSince"`,
-    serviceId,
-    attempt.startedAt,
-  );
-  if (failing && now - failing.failingSince >= disableAfterFailingMs) {
-    await disableEndpoint(tx, serviceId, 'failing', now);
-    return 'held';
-  }
-  if (verdict.kind === 'exhausted') return 'failed';
-  const endpoint = await tx.one<{ ok: boolean }>(
-    `SELECT CASE $2 WHEN 'push' THEN push_ok ELSE event_ok END AS ok FROM ${ENDPOINTS} c WHERE service_id = $1`,
-    serviceId,
-    kind,
-  );
-  return endpoint?.ok ? 'pending' : 'held';
-}
-
-/** The first reason stays: a 410 after days of failures is still "failing since". */
-async function disableEndpoint(tx: Sql, serviceId: string, reason: EndpointDisabledReason, now: number): Promise<void> {
-  await tx.run(
-    `INSERT INTO delivery_endpoints AS d (service_id, disabled_at, disabled_reason) VALUES ($1, $2, $3)
-     ON CONFLICT (service_id) DO UPDATE SET disabled_at = coalesce(d.disabled_at, EXCLUDED.disabled_at),
-       disabled_reason = coalesce(d.disabled_reason, EXCLUDED.disabled_reason)`,
-    serviceId,
-    now,
-    reason,
-  );
 }
 
 export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {

@@ -1,11 +1,11 @@
 /** Numbered plain-SQL migrations (`NNN_name.sql` next to this file), applied in order, each once. */
-import { loadMigrations as loadFrom, type Migration } from '../sqlite/migrate.js';
+import { loadMigrations as loadFrom, type Migration } from '../migrations.js';
 import type { Sql } from './database.js';
 
 /** Beside the compiled module too: scripts/copy-assets.mjs copies the .sql files into dist/. */
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
-/** The PostgreSQL migrations shipped with the code, in version order (read as SQLite reads its own). */
+/** The PostgreSQL migrations shipped with the code, in version order. */
 export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
   return loadFrom(dir);
 }

@@ -15,6 +15,8 @@ import type {
   EndpointHealth,
   EventSubscribeResult,
   EventSubscription,
+  LookupChange,
+  LookupWatcher,
   MessageFilter,
   NewDevice,
   NewService,
@@ -32,19 +34,21 @@ import { Sql, type ListenClient, type Pool } from './database.js';
 import * as delivery from './delivery.js';
 import * as devices from './devices.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { OutboxWatch } from './notify.js';
+import { Notifications, notifyLookupChange } from './notify.js';
 import * as outbox from './outbox.js';
 import { openListenClient, openPool } from './pool.js';
 import * as subscriptions from './subscriptions.js';
 
 export class PostgresStore implements Store {
   readonly #sql: Sql;
-  readonly #watch: OutboxWatch;
+  readonly #notifications: Notifications;
+  /** Lookup changes being told, which close() lets finish: a CLI command closes right after its change. */
+  readonly #publishing = new Set<Promise<void>>();
 
   /** `listen` opens the connection that waits for notifications, outside the pool. */
   constructor(pool: Pool, listen: () => ListenClient) {
     this.#sql = Sql.over(pool);
-    this.#watch = new OutboxWatch(listen);
+    this.#notifications = new Notifications(listen);
   }
 
   /** A store for `postgres://…` (settings: pool.ts) that connects on first use. Call migrate() before use. */
@@ -61,8 +65,28 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.#watch.close();
+    await Promise.allSettled(this.#publishing);
+    await this.#notifications.close();
     await this.#sql.end();
+  }
+
+  statementsSent(): number {
+    return this.#sql.statementsSent;
+  }
+
+  async publishLookupChange(change: LookupChange): Promise<void> {
+    const publishing = notifyLookupChange(this.#sql, change);
+    this.#publishing.add(publishing);
+    try {
+      await publishing;
+    } finally {
+      this.#publishing.delete(publishing);
+    }
+  }
+
+  /** In every process on this database: published changes NOTIFY, and this LISTENs. */
+  async watchLookupChanges(watcher: LookupWatcher): Promise<() => void> {
+    return this.#notifications.watchLookups(watcher);
   }
 
   async createService(service: NewService, at: number): Promise<Service> {
@@ -243,6 +267,6 @@ export class PostgresStore implements Store {
 
   /** In every process on this database: commits that made messages due NOTIFY, and this LISTENs. */
   async watchOutbox(listener: () => void): Promise<() => void> {
-    return this.#watch.add(listener);
+    return this.#notifications.watchOutbox(listener);
   }
 }

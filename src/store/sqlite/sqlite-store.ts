@@ -16,6 +16,8 @@ import type {
   EndpointHealth,
   EventSubscribeResult,
   EventSubscription,
+  LookupChange,
+  LookupWatcher,
   MessageFilter,
   NewDevice,
   NewService,
@@ -63,6 +65,16 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.#reports.flush();
     this.#sql.db.close();
+  }
+
+  /**
+   * Nothing to tell: one process serves a SQLite file. Another on the same file (the admin CLI) changes
+   * what this one's cache holds, which it reads again when the entry expires (src/core/cache.ts).
+   */
+  async publishLookupChange(_change: LookupChange): Promise<void> {}
+
+  async watchLookupChanges(_watcher: LookupWatcher): Promise<() => void> {
+    return () => {};
   }
 
   async createService(service: NewService, at: number): Promise<Service> {

@@ -1,5 +1,5 @@
 /** Contract: what the delivery engine does with the outbox — leases, order, outcomes, endpoint health, held messages. */
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AttemptRecord, AttemptVerdict, ClaimedDelivery, ClaimRequest, Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, freshStore, HOUR, T0 } from './world.js';
 
@@ -155,6 +155,37 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect(await record([attempt(second!, { kind: 'delivered' })], T0 + 450)).toEqual(['fenced']);
     const [third] = await claim(T0 + 500);
     expect([third?.message.messageId, third?.scheduleAttempt]).toEqual([first?.message.messageId, 1]);
+  });
+
+  it('records one outcome per lease: a second outcome of the same message in one batch is fenced', async () => {
+    await fourMessages();
+    const [d1] = await claim(T0 + 10, { limit: 1 });
+    expect(await record([attempt(d1!, { kind: 'delivered' }), attempt(d1!, { kind: 'retry', nextAttemptAt: T0 + 300 })])).toEqual(['delivered', 'fenced']);
+    expect(await store().listAttempts([d1!.message.messageId])).toHaveLength(1);
+  });
+
+  describe('judges the outcomes of one batch in its order: an endpoint disabled by one holds those after it', () => {
+    /** D1 and D2 failed once at T0 + 100 and are leased again five days later. */
+    async function failingForFiveDays(): Promise<ClaimedDelivery[]> {
+      await fourMessages();
+      const first = await claim(T0 + 10);
+      await record(first.map((c) => attempt(c, { kind: 'retry', nextAttemptAt: T0 + 300 }, T0 + 100)));
+      return claim(T0 + FIVE_DAYS);
+    }
+
+    it('a failure that disables the endpoint, then a success: held, delivered; disabled, failing time cleared', async () => {
+      const [d1, d2] = await failingForFiveDays();
+      const outcomes = [attempt(d1!, { kind: 'exhausted' }, T0 + FIVE_DAYS + 1), attempt(d2!, { kind: 'delivered' }, T0 + FIVE_DAYS + 2)];
+      expect(await record(outcomes, T0 + FIVE_DAYS + 100)).toEqual(['held', 'delivered']);
+      expect(await store().getEndpointHealth('S1')).toMatchObject({ failingSince: null, disabledAt: T0 + FIVE_DAYS + 100, disabledReason: 'failing' });
+    });
+
+    it('a 410 holds a later failure to retry, and leaves the failing time as it was', async () => {
+      const [d1, d2] = await failingForFiveDays();
+      const outcomes = [attempt(d1!, { kind: 'gone' }, T0 + FIVE_DAYS - 2), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 2 * FIVE_DAYS }, T0 + FIVE_DAYS - 1)];
+      expect(await record(outcomes, T0 + FIVE_DAYS)).toEqual(['held', 'held']);
+      expect(await store().getEndpointHealth('S1')).toMatchObject({ failingSince: T0 + 100, disabledReason: 'gone' });
+    });
   });
 
   it('410 Gone disables the endpoint and holds the service\'s messages until it is enabled, then releases them in order', async () => {

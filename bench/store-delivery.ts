@@ -1,0 +1,165 @@
+/**
+ * Store-only delivery on PostgreSQL (issue 6): claims and records outcomes in batches as the
+ * dispatcher does, with no HTTP and no signing, so that what is measured is the store's SQL. Not a
+ * `npm run bench` scenario (it has no HTTP baseline); run it on its own:
+ *
+ *   node --import tsx bench/store-delivery.ts [--messages 2000] [--batch 100] [--rounds 3] [--against <tree>]
+ *
+ * Each round records one push for each of `messages` devices, then drains them: claim a batch, record
+ * every attempt as delivered, until nothing is left. It reports deliveries/s, this process's CPU per
+ * delivery, and SQL statements per delivery (claim + record). `--against <tree>` runs the same rounds,
+ * alternating, on the store of another checkout (e.g. `git archive HEAD src | tar -x -C /tmp/before`
+ * with node_modules linked): a before/after comparison in one run. The server is DATABASE_URL when it
+ * is postgres://…, else the local one; each store gets a database of its own, dropped at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import type { Store } from '../src/store/store.js';
+
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '2000' },
+    batch: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '3' },
+    against: { type: 'string' },
+  },
+});
+const MESSAGES = Number(values.messages);
+const BATCH = Number(values.batch);
+const ROUNDS = Number(values.rounds);
+const SERVER = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : 'postgres://postgres@127.0.0.1:5432/postgres';
+const T0 = Date.UTC(2026, 0, 1);
+
+type OpenStore = (databaseUrl: string) => Promise<Store>;
+
+interface Contender {
+  label: string;
+  store: Store;
+  drop: () => Promise<void>;
+  rounds: Round[];
+}
+
+interface Round {
+  deliveriesPerSecond: number;
+  cpuMicrosPerDelivery: number;
+  statementsPerDelivery: number | null;
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: SERVER });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A store on a new database of the server, with one service listening to `MESSAGES` devices of one user. */
+async function contender(label: string, openStore: OpenStore): Promise<Contender> {
+  const name = `ac_bench_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  const store = await openStore(url.toString());
+  await store.createService(
+    {
+      serviceId: 'S1',
+      name: 'Bench',
+      keyHash: 'hash',
+      allowedDevices: ['DEVICE_WASHER'],
+      callbackUrl: 'https://bench.example/push',
+      eventCallbackUrl: null,
+      webhookSecret: 'whsec_bench',
+    },
+    T0,
+  );
+  await store.createUser({ userNumber: 'U1', countryCode: 'KR', createdAt: T0 });
+  await store.createToken({ tokenHash: 'tok', serviceId: 'S1', userNumber: 'U1', expiresAt: T0 + 86_400_000 }, T0);
+  for (let i = 0; i < MESSAGES; i++) {
+    const deviceId = `D${i}`;
+    await store.registerDevice(
+      { deviceId, deviceType: 'DEVICE_WASHER', modelName: 'M', alias: deviceId, groupId: null, secretHash: 'h', virtual: true, online: true, status: {} },
+      'U1',
+      T0,
+    );
+    await store.addPushSubscription('S1', 'U1', deviceId, T0);
+  }
+  const drop = async () => {
+    await store.close();
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  };
+  return { label, store, drop, rounds: [] };
+}
+
+/** One push per device (not timed), then claim and record until the outbox is drained (timed). */
+async function round(c: Contender, n: number): Promise<Round> {
+  const at = T0 + n * 60_000;
+  for (let i = 0; i < MESSAGES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
+  const statementsBefore = c.store.statementsSent?.();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  let delivered = 0;
+  for (;;) {
+    const now = at + 1000;
+    const claimed = await c.store.claimDeliveries({ owner: 'bench', now, leaseMs: 30_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} });
+    if (claimed.length === 0) break;
+    const attempts = claimed.map((d) => ({
+      messageId: d.message.messageId,
+      fencingToken: d.fencingToken,
+      startedAt: now,
+      durationMs: 1,
+      responseStatus: 200,
+      responseBody: '',
+      error: null,
+      verdict: { kind: 'delivered' as const },
+    }));
+    const statuses = await c.store.recordAttempts(attempts, now + 1, 5 * 86_400_000);
+    delivered += statuses.filter((s) => s === 'delivered').length;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const statementsAfter = c.store.statementsSent?.();
+  if (delivered !== MESSAGES) throw new Error(`${c.label}: delivered ${delivered} of ${MESSAGES}`);
+  return {
+    deliveriesPerSecond: delivered / seconds,
+    cpuMicrosPerDelivery: (cpu.user + cpu.system) / delivered,
+    statementsPerDelivery: statementsBefore === undefined || statementsAfter === undefined ? null : (statementsAfter - statementsBefore) / delivered,
+  };
+}
+
+async function storeOpener(tree: string): Promise<OpenStore> {
+  const module = (await import(pathToFileURL(resolve(tree, 'src/store/index.ts')).href)) as { openStore: OpenStore };
+  return module.openStore;
+}
+
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+const contenders = [await contender('this tree', await storeOpener('.'))];
+if (values.against) contenders.push(await contender(values.against, await storeOpener(values.against)));
+try {
+  // A warm-up round each, then measured rounds in turn so that load from elsewhere hits all alike.
+  for (const c of contenders) await round(c, 0);
+  for (let n = 1; n <= ROUNDS; n++) for (const c of contenders) c.rounds.push(await round(c, n));
+  console.log(`${MESSAGES} messages per round, batches of ${BATCH}, ${ROUNDS} rounds; medians:`);
+  for (const c of contenders) {
+    const statements = c.rounds.map((r) => r.statementsPerDelivery);
+    console.log(
+      JSON.stringify({
+        store: c.label,
+        deliveriesPerSecond: Math.round(median(c.rounds.map((r) => r.deliveriesPerSecond))),
+        cpuMicrosPerDelivery: Math.round(median(c.rounds.map((r) => r.cpuMicrosPerDelivery))),
+        statementsPerDelivery: statements.every((s) => s !== null) ? median(statements) : 'not counted by this store',
+        perRound: c.rounds.map((r) => Math.round(r.deliveriesPerSecond)),
+      }),
+    );
+  }
+} finally {
+  for (const c of contenders) await c.drop();
+}
