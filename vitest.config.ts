@@ -37,6 +37,8 @@ const postgresProject = {
       'test/admin/**/*.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',
+      'test/ops/**/*.test.ts',
+      'test/sim/**/*.test.ts',
       ...POSTGRES_ONLY,
     ],
     env: { TEST_DATABASE_URL: POSTGRES_URL },

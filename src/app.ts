@@ -16,7 +16,7 @@ import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { AppContext } from './context.js';
 import { fail } from './errors.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { ERRORS } from './errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
@@ -47,6 +47,7 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
     return503OnClosing: true,
   });
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
+  registerStoreMetrics(metrics.registry, store);
 
   // Bodies are parsed by us so that malformed JSON and prototype keys answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');

@@ -10,7 +10,7 @@ import { createContext, noGateway, type AppContext } from '../../src/context.js'
 import type { Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import type { Scheduler } from '../../src/sim/scheduler.js';
-import { openStore } from '../../src/store/index.js';
+import { testStore } from '../helpers/app.js';
 
 const MINUTE = 60_000;
 
@@ -78,7 +78,7 @@ export interface SimWorld {
 export async function simWorld(options: { timeScale?: number; start?: boolean } = {}): Promise<SimWorld> {
   const scheduler = new ManualScheduler();
   const config = loadConfig('test', { SIM_TIME_SCALE: String(options.timeScale ?? 1) });
-  const store = await openStore('sqlite::memory:');
+  const { store, close } = await testStore();
   const ctx = createContext(config, store, scheduler, { real: noGateway }, { scheduler });
   const { service } = await ctx.accounts.createService({ name: 'sim test', allowedDevices: [...DEVICE_TYPES] });
   const user = await ctx.accounts.createUser(demoCountry(config.region));
@@ -125,7 +125,7 @@ export async function simWorld(options: { timeScale?: number; start?: boolean } 
     },
     async close() {
       await ctx.simulator.stop();
-      await store.close();
+      await close();
     },
   };
   return world;

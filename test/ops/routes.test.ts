@@ -1,0 +1,31 @@
+/** GET /health, /ready and /metrics (DESIGN E), on whichever database the suite runs. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorld, testApp, type TestApp } from '../helpers/app.js';
+
+describe('operations endpoints', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await testApp();
+  });
+  afterEach(() => t.close());
+
+  it('/health answers alive with the version, /ready once the store answers', async () => {
+    const health = await t.app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json().response).toMatchObject({ status: 'ok', version: t.ctx.config.version });
+    const ready = await t.app.inject({ method: 'GET', url: '/ready' });
+    expect([ready.statusCode, ready.json().response]).toEqual([200, { store: true, broker: true }]);
+  });
+
+  it('/metrics has request latency per route and connected devices; on PostgreSQL, the statements sent', async () => {
+    const world = await createWorld(t.ctx);
+    await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/devices"[^}]*\} 1/);
+    expect(metrics.body).toMatch(/^devices_connected \d+$/m);
+    const statements = /^store_statements_total (\d+)$/m.exec(metrics.body);
+    if (t.ctx.store.statementsSent) expect(Number(statements?.[1])).toBeGreaterThan(0);
+    else expect(statements).toBeNull();
+  });
+});
