@@ -180,6 +180,13 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
       expect(await store().getEndpointHealth('S1')).toMatchObject({ failingSince: null, disabledAt: T0 + FIVE_DAYS + 100, disabledReason: 'failing' });
     });
 
+    it('a success, then a failure: the success ends the failing streak, so the failure starts a new one and disables nothing', async () => {
+      const [d1, d2] = await failingForFiveDays();
+      const outcomes = [attempt(d1!, { kind: 'delivered' }, T0 + FIVE_DAYS + 1), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 2 * FIVE_DAYS }, T0 + FIVE_DAYS + 2)];
+      expect(await record(outcomes, T0 + FIVE_DAYS + 100)).toEqual(['delivered', 'pending']);
+      expect(await store().getEndpointHealth('S1')).toMatchObject({ failingSince: T0 + FIVE_DAYS + 2, disabledAt: null });
+    });
+
     it('a 410 holds a later failure to retry, and leaves the failing time as it was', async () => {
       const [d1, d2] = await failingForFiveDays();
       const outcomes = [attempt(d1!, { kind: 'gone' }, T0 + FIVE_DAYS - 2), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 2 * FIVE_DAYS }, T0 + FIVE_DAYS - 1)];
