@@ -95,9 +95,13 @@ export class Devices {
     return state;
   }
 
-  /** The status a partner may read: refused with 1222 while the device is not connected. */
-  async readableState(deviceId: string): Promise<DeviceState> {
-    const state = await this.state(deviceId);
+  /**
+   * The status a partner may read, as its stored JSON text (answered without parsing it): refused
+   * with 1222 while the device is not connected.
+   */
+  async readableStatusJson(deviceId: string): Promise<{ statusJson: string; version: number }> {
+    const state = await this.deps.store.getDeviceStatusJson(deviceId);
+    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
     if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
     return state;
   }

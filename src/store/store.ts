@@ -239,6 +239,8 @@ export interface Store extends DeliveryStore {
   listVirtualDevices(): Promise<Device[]>;
 
   getDeviceState(deviceId: string): Promise<DeviceState | undefined>;
+  /** The state with its status as the JSON text stored: a status read splices it into the answer unparsed. */
+  getDeviceStatusJson(deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined>;
   /**
    * Replaces the device's status with `status` (which already includes `report`), increments its
    * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event

@@ -109,6 +109,17 @@ describe('devices (DESIGN A.5)', () => {
       expect(res.json().response).toEqual(state.status);
     });
 
+    it('GET /devices/{id} answers JSON bytes of the envelope, the status as stored, keys in order', async () => {
+      const deviceId = deviceOf('DEVICE_WASHER');
+      const state = await t.ctx.devices.state(deviceId);
+      const headers = world.headers();
+      const res = await get(`/devices/${deviceId}`, headers);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      const { timestamp } = res.json();
+      expect(timestamp).toMatch(TIMESTAMP);
+      expect(res.body).toBe(JSON.stringify({ messageId: headers['x-message-id'], timestamp, response: state.status }));
+    });
+
     it('a device that is not connected answers 1222 (416)', async () => {
       const deviceId = deviceOf('DEVICE_REFRIGERATOR');
       await t.ctx.devices.setConnection(deviceId, false);

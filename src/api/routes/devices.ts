@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
-import { Envelope, errorResponses, success } from '../envelope.js';
+import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { partnerOf } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, Profile, Status } from '../schemas/partner.js';
 
@@ -66,9 +66,10 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   }, async (request, reply) => {
     const { device, headers } = partnerOf(request);
-    const state = await devices.readableState(device!.deviceId);
-    reply.header('etag', `"${state.version}"`);
-    return success(headers.messageId, state.status, clock);
+    const state = await devices.readableStatusJson(device!.deviceId);
+    // The stored status goes out as stored: with the content type set, Fastify sends the text as it is.
+    reply.header('etag', `"${state.version}"`).header('content-type', 'application/json; charset=utf-8');
+    return successJson(headers.messageId, state.statusJson, clock);
   });
 
   app.post('/devices/:deviceId', {

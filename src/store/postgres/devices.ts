@@ -121,13 +121,17 @@ export async function userDeviceIds(sql: Sql, userNumber: string): Promise<strin
   return rows.map((r) => r.deviceId);
 }
 
+const DEVICE_STATE = 'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = $1';
+
 export async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState | undefined> {
-  const row = await sql.one<{ status: string; version: number; online: boolean }>(
-    'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = $1',
-    deviceId,
-  );
+  const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
   // The store wrote this JSON itself, so its shape is known.
   return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
+}
+
+export async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined> {
+  const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
+  return row && { statusJson: row.status, version: row.version, online: row.online };
 }
 
 /**

@@ -173,6 +173,10 @@ export class PostgresStore implements Store {
     return devices.getDeviceState(this.#sql, deviceId);
   }
 
+  async getDeviceStatusJson(deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined> {
+    return devices.getDeviceStatusJson(this.#sql, deviceId);
+  }
+
   async applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
     return devices.applyReport(this.#sql, deviceId, status, report, at);
   }

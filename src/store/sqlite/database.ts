@@ -19,6 +19,8 @@ export function openSqliteDatabase(filename: string): Database.Database {
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // 64 MiB of pages (the default is 2 MiB): with 100,000 devices the hot rows stay in memory.
+    db.pragma('cache_size = -65536');
   } catch (error) {
     db.close();
     throw error;
@@ -30,6 +32,7 @@ export function openSqliteDatabase(filename: string): Database.Database {
 export class Sql {
   readonly db: Database.Database;
   readonly #statements = new Map<string, Database.Statement<Param[]>>();
+  readonly #rawStatements = new Map<string, Database.Statement<Param[]>>();
   readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>;
 
   constructor(db: Database.Database) {
@@ -44,6 +47,16 @@ export class Sql {
 
   all<Row>(sql: string, ...params: Param[]): Row[] {
     return this.#statement(sql).all(...params) as Row[];
+  }
+
+  /** Rows as arrays of their columns, in the statement's order: no object built per row. */
+  rows<Row extends unknown[]>(sql: string, ...params: Param[]): Row[] {
+    let statement = this.#rawStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<Param[]>(sql).raw(true);
+      this.#rawStatements.set(sql, statement);
+    }
+    return statement.all(...params) as Row[];
   }
 
   /** Runs a statement; returns how many rows it changed. */

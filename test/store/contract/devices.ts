@@ -116,6 +116,15 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect((await store().getDeviceState('D1'))?.status).toEqual(listed);
     });
 
+    it('gives the status as the JSON text it keeps, keys in their order, for a status read to answer unparsed', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      const running = { timer: { remainHour: 1 }, runState: { currentState: 'RUNNING' } };
+      await store().applyReport('D1', running, running, T0 + 1);
+      expect(await store().getDeviceStatusJson('D1')).toEqual({ statusJson: JSON.stringify(running), version: 2, online: true });
+      expect(await store().getDeviceStatusJson('D2')).toBeUndefined();
+    });
+
     it('changes nothing for an empty report', async () => {
       await addUser(store(), 'U1');
       await addDevice(store(), 'D1', 'U1');
