@@ -1,6 +1,6 @@
 /**
  * What every partner request looks up before its work — its service, its token, its connection,
- * its device — kept in memory so that the hot path does not ask the database each time. Whoever
+ * its device, and for GET /devices the user's device list — kept in memory so that the hot path does not ask the database each time. Whoever
  * changes one of them says so through `LookupInvalidation`: this process's domain functions, and the
  * cache passes it on through the store to every other process on the database (PostgreSQL NOTIFY),
  * whose caches drop it too. What a process is not told (SQLite has no channel between processes: the
@@ -18,12 +18,15 @@ export interface LookupInvalidation {
   serviceChanged(serviceId: string): Promise<void>;
   /** The user's tokens, connections or registrations changed: revoked, disconnected, deleted. */
   userChanged(userNumber: string): Promise<void>;
-  /** The device's registrations, alias or connection changed, or it is gone (not its status). */
+  /**
+   * The device's registrations, alias or connection changed, or it is gone (not its status). A new
+   * registration, or a device shared with a user, is also `userChanged` of that user: their list grew.
+   */
   deviceChanged(deviceId: string): Promise<void>;
 }
 
 /** The lookups of the partner checks, with the store's own signatures. */
-export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice'>;
+export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices'>;
 
 /** What a cache reads through: the lookups, and the store's channel of their changes between processes. */
 export type LookupSource = Lookups & Pick<Store, 'publishLookupChange' | 'watchLookupChanges'>;
@@ -95,6 +98,13 @@ export class LookupCache implements Lookups, LookupInvalidation {
   readonly #tokens: ExpiringMap<string, AccessToken>;
   readonly #connections: ExpiringMap<string, Connection>;
   readonly #devices: ExpiringMap<string, Device>;
+  /** Each user's device list, by user number. */
+  readonly #lists: ExpiringMap<string, Device[]>;
+  /**
+   * The users whose cached lists hold each device, so that a change of the device drops just those
+   * lists. Entries outlive the lists they point to; a stale one only drops a list that is gone.
+   */
+  readonly #listedIn = new Map<string, Set<string>>();
   /**
    * Bumped by every invalidation. A read that started before one must not store what it read: with
    * an asynchronous store, it may have read the old row and would put back what was just dropped.
@@ -111,6 +121,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
     this.#tokens = new ExpiringMap(ttl, capacity, now);
     this.#connections = new ExpiringMap(ttl, capacity, now);
     this.#devices = new ExpiringMap(ttl, capacity, now);
+    this.#lists = new ExpiringMap(ttl, capacity, now);
   }
 
   getService(serviceId: string): Promise<Service | undefined> {
@@ -128,6 +139,24 @@ export class LookupCache implements Lookups, LookupInvalidation {
 
   getDevice(deviceId: string): Promise<Device | undefined> {
     return this.#through(this.#devices, deviceId, () => this.store.getDevice(deviceId));
+  }
+
+  /** The user's devices, as the store lists them (shared: read, never change, what it returns). */
+  async listUserDevices(userNumber: string): Promise<Device[]> {
+    this.#watch();
+    const cached = this.#lists.get(userNumber);
+    if (cached !== undefined) return cached;
+    const generation = this.#generation;
+    const list = await this.store.listUserDevices(userNumber);
+    if (generation === this.#generation) {
+      this.#lists.set(userNumber, list);
+      for (const { deviceId } of list) {
+        const users = this.#listedIn.get(deviceId);
+        if (users) users.add(userNumber);
+        else this.#listedIn.set(deviceId, new Set([userNumber]));
+      }
+    }
+    return list;
   }
 
   serviceChanged(serviceId: string): Promise<void> {
@@ -158,8 +187,12 @@ export class LookupCache implements Lookups, LookupInvalidation {
       this.#tokens.deleteWhere((token) => token.userNumber === userNumber);
       this.#connections.deleteWhere((connection) => connection.userNumber === userNumber);
       this.#devices.deleteWhere((device) => device.userNumbers.includes(userNumber));
+      this.#lists.delete(userNumber);
     } else {
-      this.#devices.delete(change.deviceId);
+      const { deviceId } = change;
+      this.#devices.delete(deviceId);
+      for (const userNumber of this.#listedIn.get(deviceId) ?? []) this.#lists.delete(userNumber);
+      this.#listedIn.delete(deviceId);
     }
   }
 
@@ -169,6 +202,8 @@ export class LookupCache implements Lookups, LookupInvalidation {
     this.#tokens.clear();
     this.#connections.clear();
     this.#devices.clear();
+    this.#lists.clear();
+    this.#listedIn.clear();
   }
 
   /** Changes made before watching began were not seen: what was read meanwhile is forgotten once it has. */

@@ -80,6 +80,7 @@ export class Devices {
       userNumber,
       clock.now(),
     );
+    await this.lookups.userChanged(userNumber);
     return { device, deviceSecret };
   }
 
@@ -174,6 +175,7 @@ export class Devices {
     if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
     const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
+    await this.lookups.userChanged(userNumber);
     if (!shared) throw fail('1205', `Device ${deviceId} is not registered.`);
   }
 

@@ -53,6 +53,18 @@ describe.skipIf(unreachable !== undefined)('two nodes on one database', () => {
     expect((await b.partner(world.partner, 'GET', '/devices')).status).toBe(200);
   });
 
+  it("lists through B, on the very next request, a device registered, renamed or unregistered through A", async () => {
+    const other = await createClusterWorld(a, receiver.url, 1);
+    const listThroughB = async () => ok<{ deviceId: string; deviceInfo: { alias: string } }[]>(await b.partner(other.partner, 'GET', '/devices'), 'GET /devices through B');
+    expect(await listThroughB()).toHaveLength(1);
+    const added = ok<{ deviceId: string }>(await a.admin('POST', `/users/${other.userNumber}/devices`, { deviceType: 'DEVICE_CEILING_FAN', alias: 'Added', virtual: false }), 'register through A');
+    expect((await listThroughB()).map((d) => d.deviceInfo.alias)).toEqual(['Fan 0', 'Added']);
+    ok(await a.admin('PATCH', `/devices/${added.deviceId}`, { alias: 'Renamed' }), 'rename through A');
+    expect((await listThroughB()).map((d) => d.deviceInfo.alias)).toEqual(['Fan 0', 'Renamed']);
+    ok(await a.admin('DELETE', `/users/${other.userNumber}/devices/${added.deviceId}`), 'unregister through A');
+    expect((await listThroughB()).map((d) => d.deviceId)).toEqual(other.deviceIds);
+  });
+
   it('refuses through B, on the very next request, a token whose user disconnected through A', async () => {
     const other = await createClusterWorld(a, receiver.url, 1);
     expect((await b.partner(other.partner, 'GET', '/devices')).status).toBe(200);

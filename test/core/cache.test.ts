@@ -25,7 +25,8 @@ function fakeStore() {
   const tokens = new Map<string, AccessToken>();
   const connections = new Map<string, Connection>();
   const devices = new Map<string, Device>();
-  const reads = { services: 0, tokens: 0, connections: 0, devices: 0 };
+  const lists = new Map<string, Device[]>();
+  const reads = { services: 0, tokens: 0, connections: 0, devices: 0, lists: 0 };
   const published: LookupChange[] = [];
   let watcher: LookupWatcher | undefined;
   let watching: Promise<void> = Promise.resolve();
@@ -52,6 +53,10 @@ function fakeStore() {
       reads.devices += 1;
       return devices.get(deviceId);
     },
+    async listUserDevices(userNumber: string) {
+      reads.lists += 1;
+      return lists.get(userNumber) ?? [];
+    },
     async publishLookupChange(change) {
       published.push(change);
     },
@@ -67,6 +72,7 @@ function fakeStore() {
     tokens,
     connections,
     devices,
+    lists,
     reads,
     published,
     watcher(): LookupWatcher {
@@ -188,6 +194,30 @@ describe('LookupCache', () => {
     t.devices.delete('D1');
     t.cache.deviceChanged('D1');
     expect(await t.cache.getDevice('D1')).toBeUndefined();
+  });
+
+  it("keeps a user's device list until the user or one of its devices changes, and only the lists concerned", async () => {
+    const t = await setup();
+    const shared = device('D1', ['U1', 'U2']);
+    t.lists.set('U1', [shared]);
+    t.lists.set('U2', [shared, device('D2', ['U2'])]);
+    t.lists.set('U3', [device('D3', ['U3'])]);
+    const listAll = () => Promise.all(['U1', 'U2', 'U3'].map((u) => t.cache.listUserDevices(u)));
+    await listAll();
+    await listAll();
+    expect(t.reads.lists).toBe(3);
+
+    t.lists.set('U1', [{ ...shared, alias: 'Renamed' }]);
+    t.cache.deviceChanged('D1');
+    expect((await t.cache.listUserDevices('U1'))[0]?.alias).toBe('Renamed');
+    await listAll();
+    expect(t.reads.lists).toBe(5);
+
+    t.lists.set('U3', [device('D3', ['U3']), device('D4', ['U3'])]);
+    t.cache.userChanged('U3');
+    expect(await t.cache.listUserDevices('U3')).toHaveLength(2);
+    await listAll();
+    expect(t.reads.lists).toBe(6);
   });
 
   it('keeps a connection only once its device list is loaded, the change nobody announces', async () => {

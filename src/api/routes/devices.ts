@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { lookupCacheOf } from '../../core/cache.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { partnerOf } from '../plugins/partner.js';
@@ -9,6 +10,7 @@ import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdPar
 
 export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { store, clock, devices } = ctx;
+  const lookups = lookupCacheOf(store);
 
   app.get('/devices', {
     config: { partner: {} },
@@ -22,7 +24,7 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
   }, async (request) => {
     const { service, connection, headers } = partnerOf(request);
     const now = clock.now();
-    const owned = await store.listUserDevices(connection.userNumber);
+    const owned = await lookups.listUserDevices(connection.userNumber);
     const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
     const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
     // Loaded once for good (only a disconnect undoes it, and then the connection is gone): no write after the first.
