@@ -1,7 +1,8 @@
 /**
- * The cloud's side of the broker (DESIGN B): one privileged MQTT connection that consumes what
- * devices send and hands it to Devices, and carries the commands the channel publishes. The same
- * code runs against the embedded broker and an external one.
+ * The cloud's side of the broker (DESIGN B): the bridge hands what devices send to Devices. With the
+ * embedded broker it takes each device publish in process, before the broker acknowledges it (see
+ * broker.ts); with an external broker, one privileged MQTT connection consumes it (`consumeFrom`)
+ * and carries the commands the channel publishes.
  *
  * With several nodes on one external broker:
  * - reports and pushes arrive through a shared subscription (`$share/{group}/…`), so each is
@@ -99,70 +100,56 @@ export async function connectService(options: ServiceConnectionOptions): Promise
   return client;
 }
 
+/** What a message that needs no work waits for. */
+const DONE: Promise<void> = Promise.resolve();
+
 export interface BridgeDeps {
-  client: MqttClient;
   devices: DeviceSink;
   results: ResultSink;
   logger: GatewayLogger;
   metrics?: Pick<Metrics, 'reportsRejected'>;
-  /** The shared-subscription group of an external broker; null on the embedded one (a single node). */
-  sharedGroup: string | null;
 }
 
-type BridgeState = 'idle' | 'running' | 'stopping' | 'stopped';
-
-/** Consumes device → cloud messages; `stop()` resolves once every message taken is handled. */
+/**
+ * Hands device → cloud messages to Devices, whichever broker they come through; `stop()` resolves
+ * once every message taken is handled.
+ */
 export class Bridge {
-  private state: BridgeState = 'idle';
+  private stopping = false;
   /** Per device, messages are handled one at a time in arrival order; devices run in parallel. */
   private readonly order = new KeyedLock();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly onMessage = (topic: string, payload: Buffer, packet: IPublishPacket) => this.receive(topic, payload, packet.retain);
 
   constructor(private readonly deps: BridgeDeps) {}
 
-  async start(): Promise<void> {
-    if (this.state !== 'idle') throw new Error(`The bridge cannot start when ${this.state}`);
-    const { client, sharedGroup } = this.deps;
-    client.on('message', this.onMessage);
-    this.state = 'running';
-    const granted = await client.subscribeAsync(serviceFilters(sharedGroup), { qos: 1 });
-    const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
-    if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
-  }
-
-  /** Unsubscribes (so that a shared group's other nodes take over), then waits for what was taken. */
-  async stop(): Promise<void> {
-    if (this.state === 'idle' || this.state === 'stopped') {
-      this.state = 'stopped';
-      return;
-    }
-    const { client, sharedGroup, logger } = this.deps;
-    if (client.connected) {
-      await client.unsubscribeAsync(serviceFilters(sharedGroup)).catch((error: unknown) => logger.warn({ err: error }, 'MQTT unsubscribe failed'));
-    }
-    this.state = 'stopping';
-    client.off('message', this.onMessage);
-    // What still arrives is not handled, so it is not acknowledged either: a shared group's broker may
-    // give it to another node, and no PUBACK is written once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
-    client.handleMessage = (_packet, done) => done(new Error('the bridge has stopped'));
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
-    this.state = 'stopped';
-  }
-
-  private receive(topic: string, payload: Buffer, retained: boolean): void {
-    if (this.state !== 'running') return;
+  /**
+   * Takes one message; the promise settles once it is handled (stored, or refused and counted) and
+   * never rejects. null once the bridge is stopping: the message is not taken and must not be acknowledged.
+   * `retained` is for a retained message replayed to a new subscription, not a device's live publish.
+   */
+  take(topic: string, payload: Buffer, retained: boolean): Promise<void> | null {
+    if (this.stopping) return null;
     const parsed = parseTopic(topic);
     // A zero-length payload is how MQTT deletes a retained message: nothing to consume.
-    if (!parsed || payload.length === 0) return;
+    if (!parsed || payload.length === 0) return DONE;
     // Results go straight to the channel, never behind the device's queue: a report queued before
     // the result would wait on the device lock that the command holds until its result comes.
-    if (parsed.kind === 'command/result') return this.settle(parsed.deviceId, payload);
+    if (parsed.kind === 'command/result') {
+      this.settle(parsed.deviceId, payload);
+      return DONE;
+    }
     // A retained report or push is an old message replayed; only the connection flag is meant to be kept.
-    if (retained && parsed.kind !== 'connection') return;
+    if (retained && parsed.kind !== 'connection') return DONE;
     const work = this.order.run(parsed.deviceId, () => this.handle(parsed, payload));
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
+    return work;
+  }
+
+  /** Takes no more messages, then waits for those taken. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
   private settle(deviceId: string, payload: Buffer): void {
@@ -206,4 +193,33 @@ export class Bridge {
     this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind, problem }, 'Device message rejected');
     this.deps.metrics?.reportsRejected.inc({ source: 'mqtt' });
   }
+}
+
+/** A subscription of the cloud's connection that feeds the bridge; `stop()` ends it. */
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+/**
+ * Subscribes the cloud's connection to an external broker and feeds what arrives to the bridge.
+ * mqtt.js acknowledges a QoS 1 message on receipt.
+ */
+export async function consumeFrom(client: MqttClient, bridge: Bridge, sharedGroup: string, logger: GatewayLogger): Promise<Consumer> {
+  const onMessage = (topic: string, payload: Buffer, packet: IPublishPacket) => void bridge.take(topic, payload, packet.retain);
+  client.on('message', onMessage);
+  const granted = await client.subscribeAsync(serviceFilters(sharedGroup), { qos: 1 });
+  const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
+  if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
+  return {
+    /** Unsubscribes first, so that the shared group's other nodes take over. */
+    async stop() {
+      if (client.connected) {
+        await client.unsubscribeAsync(serviceFilters(sharedGroup)).catch((error: unknown) => logger.warn({ err: error }, 'MQTT unsubscribe failed'));
+      }
+      client.off('message', onMessage);
+      // What still arrives is not handled, so it is not acknowledged either: the broker may give it
+      // to another node, and no PUBACK is written once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
+      client.handleMessage = (_packet, done) => done(new Error('the bridge has stopped'));
+    },
+  };
 }

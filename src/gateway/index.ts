@@ -9,7 +9,7 @@ import type { DeviceChannel } from '../core/channel.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { EmbeddedBroker } from './broker.js';
-import { Bridge, connectService, redactUrl, type DeviceSink } from './bridge.js';
+import { Bridge, connectService, consumeFrom, redactUrl, type Consumer, type DeviceSink } from './bridge.js';
 import { MqttCommandChannel } from './channel.js';
 import type { GatewayLogger } from './logger.js';
 
@@ -21,7 +21,7 @@ export interface Gateway {
   /** The embedded broker's bound port; null with an external broker or none. */
   port: number | null;
   mode: 'embedded' | 'external' | 'disabled';
-  /** Whether the cloud's own connection to the broker is up (for /ready); false when disabled. */
+  /** Whether the cloud's connection to the external broker is up, or the embedded one listens (for /ready); false when disabled. */
   connected(): boolean;
   /** Stops consuming, answers waiting commands with 2209, disconnects, and stops the embedded broker. */
   close(): Promise<void>;
@@ -65,75 +65,69 @@ export function deferredChannel(): DeviceChannel & { attach(channel: DeviceChann
   };
 }
 
-/** Where the cloud reaches a broker it listens with itself: loopback when bound to every interface. */
-function loopbackUrl(host: string, port: number): string {
-  const reachable = host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return `mqtt://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
-}
-
 /** Starts the gateway the settings ask for. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, logger } = deps;
   if (config.mqttUrl) {
     const client = await connectService({ url: config.mqttUrl, protocolVersion: 5, logger });
     logger.info({ broker: redactUrl(config.mqttUrl) }, 'MQTT gateway connected to an external broker');
-    return run(deps, client, deps.sharedGroup ?? DEFAULT_SHARED_GROUP, null);
+    return startExternal(deps, client, deps.sharedGroup ?? DEFAULT_SHARED_GROUP);
   }
   const listen = deps.listen ?? (config.mqttPort === 0 ? null : { port: config.mqttPort, host: config.host });
   if (!listen) {
     logger.info({}, 'MQTT gateway disabled: no MQTT_PORT and no MQTT_URL');
     return { channel: unreachable, port: null, mode: 'disabled', connected: () => false, close: async () => undefined };
   }
-  const broker = new EmbeddedBroker({ ...listen, store: deps.store, logger });
-  const port = await broker.start();
-  try {
-    const { username, password } = broker.serviceCredentials;
-    const client = await connectService({ url: loopbackUrl(listen.host ?? '', port), username, password, protocolVersion: 4, logger });
-    logger.info({ port }, 'MQTT gateway: embedded broker listening');
-    return await run(deps, client, null, { broker, port });
-  } catch (error) {
-    await broker.close();
-    throw error;
-  }
+  return startEmbedded(deps, listen);
 }
 
-/** Bridge and channel over the cloud's connection, the same for either broker. */
-async function run(
-  deps: GatewayDeps,
-  client: MqttClient,
-  sharedGroup: string | null,
-  embedded: { broker: EmbeddedBroker; port: number } | null,
-): Promise<Gateway> {
+/** Bridge and channel over the cloud's connection to an external broker. */
+async function startExternal(deps: GatewayDeps, client: MqttClient, sharedGroup: string): Promise<Gateway> {
   const channel = new MqttCommandChannel(async (topic, payload) => {
     await client.publishAsync(topic, payload, { qos: 1 });
   });
-  const bridge = new Bridge({ client, devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics, sharedGroup });
+  const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
+  let consumer: Consumer;
   try {
-    await bridge.start();
+    consumer = await consumeFrom(client, bridge, sharedGroup, deps.logger);
   } catch (error) {
     await client.endAsync(true);
     throw error;
   }
   const shutDown = async () => {
+    await consumer.stop();
+    await bridge.stop();
+    channel.close();
+    // Not forced while connected, so that commands and acks in flight still go out.
+    await client.endAsync(!client.connected);
+  };
+  return { channel, port: null, mode: 'external', connected: () => client.connected, close: once(shutDown) };
+}
+
+/** The embedded broker, whose device publishes the bridge takes in process (no loopback connection). */
+async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: string }): Promise<Gateway> {
+  const channel = new MqttCommandChannel((topic, payload): Promise<void> => broker.publish(topic, payload));
+  const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
+  const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, logger: deps.logger, bridge });
+  const port = await broker.start();
+  deps.logger.info({ port }, 'MQTT gateway: embedded broker listening');
+  const shutDown = async () => {
     await bridge.stop();
     channel.close();
     // The embedded broker's devices lose their connection with it; their wills would find no one listening.
-    for (const deviceId of embedded?.broker.connectedDevices() ?? []) {
+    for (const deviceId of broker.connectedDevices()) {
       await deps.devices.setConnection(deviceId, false).catch((error: unknown) => deps.logger.warn({ deviceId, err: error }, 'Could not mark a device offline'));
     }
-    // Not forced while connected, so that commands and acks in flight still go out.
-    await client.endAsync(!client.connected);
-    await embedded?.broker.close();
+    await broker.close();
   };
+  return { channel, port, mode: 'embedded', connected: () => broker.listening(), close: once(shutDown) };
+}
+
+/** `close()` that runs once, however often it is called. */
+function once(shutDown: () => Promise<void>): () => Promise<void> {
   let closing: Promise<void> | null = null;
-  return {
-    channel,
-    port: embedded?.port ?? null,
-    mode: embedded ? 'embedded' : 'external',
-    connected: () => client.connected,
-    close() {
-      closing ??= shutDown();
-      return closing;
-    },
+  return () => {
+    closing ??= shutDown();
+    return closing;
   };
 }

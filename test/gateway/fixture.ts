@@ -1,6 +1,7 @@
 /**
  * A cloud with its MQTT gateway on the embedded broker (ephemeral port) or on the Mosquitto at
  * 127.0.0.1:1883, a partner world to call it with, and real devices that connect with their secrets.
+ * Its store is the test database (TEST_DATABASE_URL: a fresh PostgreSQL database per file).
  */
 import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -13,8 +14,7 @@ import type { Metrics } from '../../src/metrics.js';
 import { DeviceClient, type DeviceClientOptions } from '../../src/gateway/device-client.js';
 import { deferredChannel, startGateway, type Gateway } from '../../src/gateway/index.js';
 import { topicOf } from '../../src/gateway/topics.js';
-import { openStore } from '../../src/store/index.js';
-import { createWorld, type World } from '../helpers/app.js';
+import { createWorld, testStore, type World } from '../helpers/app.js';
 
 export const MOSQUITTO_URL = 'mqtt://127.0.0.1:1883';
 export type BrokerKind = 'embedded' | 'mosquitto';
@@ -65,7 +65,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
     ...(broker === 'mosquitto' ? { MQTT_URL: MOSQUITTO_URL } : {}),
   };
   const config = loadConfig('test', settings);
-  const store = await openStore('sqlite::memory:');
+  const { store, close: closeStore } = await testStore();
   const real = deferredChannel();
   const ctx = createContext(config, store, systemClock, { real });
   let gateway: Gateway | null = null;
@@ -125,7 +125,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
       for (const node of nodes) await node.close();
       if (broker === 'mosquitto' && deviceIds.length) await clearRetained(deviceIds);
       await app.close();
-      await store.close();
+      await closeStore();
     },
   };
 }

@@ -252,6 +252,24 @@ describe('embedded broker access rules (DESIGN B)', () => {
     expect((await p.state(victim.deviceId)).version).toBe(victimBefore.version + 1);
   });
 
+  it("acknowledges a report only once it is stored with its event, and stores a device's reports in the order sent", async () => {
+    const device = await cloud.addDevice();
+    await p.subscribeEvents(device.deviceId);
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const before = await p.state(device.deviceId);
+
+    // All in flight at once: each PUBACK comes after the commit that stored its report.
+    const humidities = [41, 42, 43, 44, 45, 46, 47, 48];
+    await Promise.all(humidities.map((currentHumidity) => client.report({ humidity: { currentHumidity } })));
+    const after = await p.state(device.deviceId);
+    expect(after.version).toBe(before.version + humidities.length);
+    expect(after.status).toMatchObject({ humidity: { currentHumidity: 48 } });
+    const events = await p.messages(device.deviceId, 'DEVICE_STATUS');
+    // Newest first.
+    expect(events.map((m) => (m.event?.report as { humidity: { currentHumidity: number } }).humidity.currentHumidity)).toEqual([...humidities].reverse());
+  });
+
   it('marks the devices it served offline when it closes', async () => {
     const device = await cloud.addDevice();
     await cloud.connect(device, { reconnectPeriod: 0 });
