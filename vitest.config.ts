@@ -35,8 +35,10 @@ const postgresProject = {
     include: [
       'test/api/**/*.test.ts',
       'test/admin/**/*.test.ts',
+      'test/delivery/dispatcher.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',
+      'test/gateway/gateway.test.ts',
       'test/ops/**/*.test.ts',
       'test/sim/**/*.test.ts',
       ...POSTGRES_ONLY,

@@ -20,6 +20,8 @@ export interface DeliveryTuning {
   pollMs: number;
   /** The least time between two claims, so that a busy dispatcher claims and records in batches. */
   claimIntervalMs: number;
+  /** How long a claim waits for an endpoint at its limit to free half its slots. */
+  gatherMs: number;
   /** How often held messages are released where delivery is possible again, and expired event subscriptions removed. */
   sweepMs: number;
   /** DESIGN C: an endpoint that did nothing but fail for five days is disabled. */
@@ -32,6 +34,7 @@ export const DEFAULT_TUNING: Readonly<DeliveryTuning> = {
   perEndpointLimit: 64,
   pollMs: 1_000,
   claimIntervalMs: 1,
+  gatherMs: 5,
   sweepMs: 10_000,
   disableAfterFailingMs: 5 * 24 * 3_600_000,
 };
@@ -94,6 +97,7 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
       perEndpointLimit: tuning.perEndpointLimit,
       pollMs: tuning.pollMs,
       claimIntervalMs: tuning.claimIntervalMs,
+      gatherMs: tuning.gatherMs,
     },
     deliveryEvents(deps),
   );

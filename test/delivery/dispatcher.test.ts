@@ -7,8 +7,8 @@ import { Dispatcher, type DispatcherSettings } from '../../src/delivery/dispatch
 import { createSender, type Sender } from '../../src/delivery/sender.js';
 import { newWebhookSecret } from '../../src/delivery/sign.js';
 import type { Clock } from '../../src/ids.js';
-import { openStore } from '../../src/store/index.js';
 import type { RecordedStatus, Store } from '../../src/store/store.js';
+import { testStore } from '../helpers/app.js';
 import { addDevice, addUser, connect, T0 } from '../store/contract/world.js';
 import { startReceiver, waitFor, type Receiver, type Respond } from './harness.js';
 
@@ -24,6 +24,7 @@ const SETTINGS: Omit<DispatcherSettings, 'owner'> = {
 
 describe('dispatcher', () => {
   let store: Store;
+  let closeStore: () => Promise<void>;
   let sender: Sender;
   let now: number;
   const clock: Clock = { now: () => now };
@@ -33,7 +34,7 @@ describe('dispatcher', () => {
 
   beforeEach(async () => {
     now = T0;
-    store = await openStore('sqlite::memory:');
+    ({ store, close: closeStore } = await testStore());
     sender = createSender({ phase: 'QA', allowList: [], timeoutMs: 5_000, clock });
     await store.createService(
       { serviceId: 'S1', name: 'S1', keyHash: 'h', allowedDevices: ['DEVICE_WASHER'], callbackUrl: null, eventCallbackUrl: null, webhookSecret: newWebhookSecret() },
@@ -48,7 +49,7 @@ describe('dispatcher', () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
     await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
     await sender.close();
-    await store.close();
+    await closeStore();
     recorded.length = 0;
   });
 

@@ -28,23 +28,20 @@ const ENDPOINTS = `(SELECT s.service_id,
   FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
 
 /**
- * Bookkeeping of delivery commits without waiting for the disk. A crash of PostgreSQL may lose the
- * last claims and outcomes; those messages then go again under the same webhook-id, the duplicate
- * DESIGN C allows after a crash. Messages themselves are recorded with full durability.
+ * Bookkeeping of delivery commits without waiting for the disk. Each delivery statement reads this
+ * as its CTE `async_commit`: the setting lasts until the statement's own (implicit) transaction
+ * commits, so each is one round trip, without BEGIN, SET LOCAL and COMMIT. A crash of PostgreSQL may
+ * lose the last claims and outcomes; those messages then go again under the same webhook-id, the
+ * duplicate DESIGN C allows after a crash. Messages themselves are recorded with full durability.
  */
-async function bookkeeping<T>(sql: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
-  return sql.transaction(async (tx) => {
-    await tx.run('SET LOCAL synchronous_commit = off');
-    return work(tx);
-  });
-}
+const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
 
 /**
  * Due messages first in their (service, device) order, of services that can take them and have
  * room, oldest due first, as many as the batch takes; a service with only some room left takes
  * that much of it. Then those not locked by another node's claim are leased.
  */
-const CLAIM = `WITH busy AS (
+const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     SELECT key AS service_id, value::integer AS n FROM jsonb_each_text($2::jsonb)
   ), heads AS (
     SELECT o.id, o.service_id, o.next_attempt_at
@@ -67,7 +64,7 @@ const CLAIM = `WITH busy AS (
     FOR UPDATE OF o SKIP LOCKED
   )
   UPDATE outbox o SET status = 'delivering', lease_owner = $5, lease_expires_at = $6, fencing_token = o.fencing_token + 1
-  FROM locked l, services s
+  FROM locked l, services s, async_commit
   WHERE o.id = l.id AND s.service_id = o.service_id
   RETURNING l.rank, o.message_id AS "messageId", o.service_id AS "serviceId", o.device_id AS "deviceId", o.kind,
     o.push_type AS "pushType", o.sequence, o.body, o.status, o.attempts, o.created_at AS "createdAt",
@@ -85,21 +82,26 @@ interface LeasedRow extends OutboxMessage {
   secrets: string[];
 }
 
+/**
+ * Three statements, each atomic on its own: taking back expired leases and holding messages no
+ * endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
+ * itself takes only what the first two left pending.
+ */
 export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  return bookkeeping(sql, async (tx) => {
-    // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
-    await tx.run(
-      `UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-       WHERE id IN (SELECT id FROM outbox WHERE status = 'delivering' AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,
-      now,
-    );
-    await holdUndeliverable(tx);
-    const leased = await tx.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
-    // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
-    leased.sort((a, b) => Number(a.rank) - Number(b.rank));
-    return leased.map(({ rank, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
-  });
+  // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
+  await sql.run(
+    `WITH async_commit AS (${ASYNC_COMMIT})
+     UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+     FROM async_commit
+     WHERE id IN (SELECT id FROM outbox WHERE status = 'delivering' AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,
+    now,
+  );
+  await holdUndeliverable(sql);
+  const leased = await sql.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
+  // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
+  leased.sort((a, b) => Number(a.rank) - Number(b.rank));
+  return leased.map(({ rank, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
 }
 
 /**
@@ -109,7 +111,8 @@ export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<
  */
 async function holdUndeliverable(sql: Sql): Promise<void> {
   await sql.run(
-    `UPDATE outbox SET status = 'held' WHERE id IN (
+    `WITH async_commit AS (${ASYNC_COMMIT})
+     UPDATE outbox SET status = 'held' FROM async_commit WHERE id IN (
        SELECT o.id FROM outbox o JOIN ${ENDPOINTS} c ON c.service_id = o.service_id
        WHERE NOT (c.push_ok AND c.event_ok) AND o.status = 'pending' AND NOT (CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END)
        FOR UPDATE OF o SKIP LOCKED)`,
@@ -124,7 +127,7 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
  * failing time, a failure starts it (after the last success of the batch, or where it stood before),
  * and an outcome after one that disabled the endpoint finds it disabled.
  */
-const RECORD = `WITH input AS (
+const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
                          $6::text[], $7::text[], $8::text[], $9::double precision[])
       WITH ORDINALITY AS i (message_id, fencing_token, started_at, duration_ms, response_status, response_body, error, verdict, next_attempt_at, pos)
@@ -179,30 +182,29 @@ const RECORD = `WITH input AS (
     ON CONFLICT (service_id) DO UPDATE SET failing_since = EXCLUDED.failing_since,
       disabled_at = coalesce(d.disabled_at, EXCLUDED.disabled_at), disabled_reason = coalesce(d.disabled_reason, EXCLUDED.disabled_reason)
   )
-  SELECT coalesce(j.status, 'fenced') AS status FROM input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
+  SELECT coalesce(j.status, 'fenced') AS status FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
 
 export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
   if (attempts.length === 0) return [];
-  return bookkeeping(sql, async (tx) => {
-    const rows = await tx.all<{ status: RecordedStatus }>(
-      RECORD,
-      attempts.map((a) => a.messageId),
-      attempts.map((a) => a.fencingToken),
-      attempts.map((a) => a.startedAt),
-      attempts.map((a) => a.durationMs),
-      attempts.map((a) => a.responseStatus),
-      attempts.map((a) => a.responseBody),
-      attempts.map((a) => a.error),
-      attempts.map((a) => a.verdict.kind),
-      attempts.map((a) => (a.verdict.kind === 'retry' ? a.verdict.nextAttemptAt : null)),
-      now,
-      disableAfterFailingMs,
-    );
-    const statuses = rows.map((r) => r.status);
-    // An endpoint disabled above holds every pending message of its service, not only these.
-    if (statuses.includes('held')) await holdUndeliverable(tx);
-    return statuses;
-  });
+  const rows = await sql.all<{ status: RecordedStatus }>(
+    RECORD,
+    attempts.map((a) => a.messageId),
+    attempts.map((a) => a.fencingToken),
+    attempts.map((a) => a.startedAt),
+    attempts.map((a) => a.durationMs),
+    attempts.map((a) => a.responseStatus),
+    attempts.map((a) => a.responseBody),
+    attempts.map((a) => a.error),
+    attempts.map((a) => a.verdict.kind),
+    attempts.map((a) => (a.verdict.kind === 'retry' ? a.verdict.nextAttemptAt : null)),
+    now,
+    disableAfterFailingMs,
+  );
+  const statuses = rows.map((r) => r.status);
+  // An endpoint disabled above holds every pending message of its service, not only these. Its own
+  // statement suffices: meanwhile no claim takes them, since a claim leases only what an endpoint can take.
+  if (statuses.includes('held')) await holdUndeliverable(sql);
+  return statuses;
 }
 
 export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
