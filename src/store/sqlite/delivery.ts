@@ -137,7 +137,11 @@ function currentSecrets(sql: Sql, serviceId: string, now: number): string[] {
     .map((row) => row.secret);
 }
 
-/** Pending messages of services that cannot take them now become held. */
+/**
+ * Pending messages of services that cannot take them now become held. It runs at every claim while
+ * an endpoint is disabled, so it seeks them in outbox_service_status: outbox_open would also read
+ * every message held before.
+ */
 function holdUndeliverable(sql: Sql): void {
   for (const endpoint of sql.all<EndpointRow>(`${ENDPOINTS} WHERE NOT (push_ok AND event_ok)`)) {
     sql.run(

@@ -1,8 +1,9 @@
 /**
  * Group commit: the writes asked for in one turn of the event loop run in ONE transaction, so many
- * device reports share one fsync (synchronous=FULL costs milliseconds per commit). Each write runs
- * in its own savepoint, so one that fails rolls back alone; every caller is answered only after
- * the commit, so nothing is acknowledged before it is durable.
+ * device reports share one fsync (synchronous=FULL costs milliseconds per commit). Each work does its
+ * writes in one `sql.write`, which nested in the group's transaction is its own savepoint, so one
+ * that fails rolls back alone (a second savepoint around it cost ~15 µs per report); every caller is
+ * answered only after the commit, so nothing is acknowledged before it is durable.
  */
 import type { Sql } from './database.js';
 
@@ -21,7 +22,7 @@ export class GroupCommit {
     this.#sql = sql;
   }
 
-  /** Runs `work` (which uses `sql.write`) in the next group; resolves once that group committed. */
+  /** Runs `work` (its writes in one `sql.write`) in the next group; resolves once that group committed. */
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
@@ -43,8 +44,7 @@ export class GroupCommit {
       this.#sql.write(() => {
         for (const item of batch) {
           try {
-            // Nested in the group's transaction, sql.write becomes a savepoint.
-            outcomes.push({ ok: true, value: this.#sql.write(item.work) });
+            outcomes.push({ ok: true, value: item.work() });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
