@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A clock in epoch milliseconds, with sub-millisecond precision where the source has it. */
 export interface Clock {
@@ -12,9 +12,18 @@ export const systemClock: Clock = {
 const MESSAGE_ID = /^[A-Za-z0-9_-]{22}$/;
 const DEVICE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** A message id: the 16 bytes of a random UUID as unpadded URL-safe base64 (22 characters). */
-export function newMessageId(): string {
-  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+/**
+ * A message id: the 16 bytes of a UUIDv7 (RFC 9562: 48 bits of epoch milliseconds, then random
+ * bits) as unpadded URL-safe base64 (22 characters). Ids made close in time share their first
+ * characters, so recording a message touches the same few pages of the unique index on message ids
+ * instead of a random one (a third of an outbox insert with fully random ids).
+ */
+export function newMessageId(epochMs: number = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(Math.floor(epochMs), 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  return bytes.toString('base64url');
 }
 
 export function isMessageId(value: string): boolean {

@@ -8,6 +8,17 @@ describe('ids and timestamps', () => {
     expect(Buffer.from(id, 'base64url')).toHaveLength(16);
   });
 
+  it('is a UUIDv7: its time first, so ids of one millisecond share their first 8 characters', () => {
+    const at = Date.UTC(2026, 10, 24, 7, 30, 0, 123);
+    const [a, b] = [newMessageId(at), newMessageId(at)];
+    const bytes = Buffer.from(a, 'base64url');
+    expect(bytes.readUIntBE(0, 6)).toBe(at);
+    expect(bytes[6]! >> 4).toBe(7);
+    expect(bytes[8]! >> 6).toBe(0b10);
+    expect(a.slice(0, 8)).toBe(b.slice(0, 8));
+    expect(a).not.toBe(b);
+  });
+
   it('timestamps are UTC without zone, with microseconds', () => {
     expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 540) + 0.658)).toBe('2025-01-09T04:24:35.540658');
     expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 0))).toBe('2025-01-09T04:24:35.000000');
