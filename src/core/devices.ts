@@ -7,7 +7,7 @@ import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Device, DeviceState, Store } from '../store/store.js';
-import { lookupCacheOf, type LookupInvalidation } from './cache.js';
+import { lookupCacheOf, type LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { KeyedLock } from './lock.js';
 
@@ -33,8 +33,11 @@ export interface DevicesDeps {
 
 export class Devices {
   private readonly lock = new KeyedLock();
-  /** The partner checks read devices through this cache: each change of a device record here is told to it. */
-  private readonly lookups: LookupInvalidation;
+  /**
+   * The partner checks read devices through this cache, and so do reports and pushes: each change of
+   * a device record here is told to it.
+   */
+  private readonly lookups: LookupCache;
 
   constructor(private readonly deps: DevicesDeps) {
     this.lookups = lookupCacheOf(deps.store);
@@ -90,6 +93,16 @@ export class Devices {
     return device;
   }
 
+  /**
+   * The device as the lookup cache has it, for what needs only its model: a device that reports is
+   * read on every report otherwise. The store still refuses to record for a device that is gone.
+   */
+  private async known(deviceId: string): Promise<Device> {
+    const device = await this.lookups.getDevice(deviceId);
+    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    return device;
+  }
+
   async state(deviceId: string): Promise<DeviceState> {
     const state = await this.deps.store.getDeviceState(deviceId);
     if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
@@ -132,7 +145,7 @@ export class Devices {
 
   /** A device's report (MQTT, admin API or simulator): must fit the profile's readable values, else 1102. */
   async report(deviceId: string, report: unknown): Promise<DeviceState> {
-    const device = await this.get(deviceId);
+    const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = validateReport(profile, report);
     if (!valid.ok) throw fail('1102', valid.refusal.message);
@@ -144,7 +157,7 @@ export class Devices {
 
   /** A notification the device raised: must be one of its profile's push codes, else 1102. */
   async push(deviceId: string, pushCode: unknown): Promise<void> {
-    const device = await this.get(deviceId);
+    const device = await this.known(deviceId);
     const { pushCodes } = parsedProfile(this.modelOf(device));
     if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
       const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
