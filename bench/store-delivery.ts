@@ -3,9 +3,10 @@
  * dispatcher does, with no HTTP and no signing, so that what is measured is the store's SQL. Not a
  * `npm run bench` scenario (it has no HTTP baseline); run it on its own:
  *
- *   node --import tsx bench/store-delivery.ts [--messages 2000] [--batch 100] [--rounds 3] [--against <tree>]
+ *   node --import tsx bench/store-delivery.ts [--messages 2000] [--per-device 1] [--batch 100] [--rounds 3] [--against <tree>]
  *
- * Each round records one push for each of `messages` devices, then drains them: claim a batch, record
+ * Each round records `per-device` pushes for each of `messages` devices (queues that the claim must
+ * take in order, as the serve scenario's backlog of 10 per device), then drains them: claim a batch, record
  * every attempt as delivered, until nothing is left. It reports deliveries/s, this process's CPU per
  * delivery, and SQL statements per delivery (claim + record). `--against <tree>` runs the same rounds,
  * alternating, on the store of another checkout (e.g. `git archive HEAD src | tar -x -C /tmp/before`
@@ -22,12 +23,15 @@ import type { Store } from '../src/store/store.js';
 const { values } = parseArgs({
   options: {
     messages: { type: 'string', default: '2000' },
+    'per-device': { type: 'string', default: '1' },
     batch: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '3' },
     against: { type: 'string' },
   },
 });
-const MESSAGES = Number(values.messages);
+const DEVICES = Number(values.messages);
+const PER_DEVICE = Number(values['per-device']);
+const MESSAGES = DEVICES * PER_DEVICE;
 const BATCH = Number(values.batch);
 const ROUNDS = Number(values.rounds);
 const SERVER = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -58,7 +62,7 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A store on a new database of the server, with one service listening to `MESSAGES` devices of one user. */
+/** A store on a new database of the server, with one service listening to `DEVICES` devices of one user. */
 async function contender(label: string, openStore: OpenStore): Promise<Contender> {
   const name = `ac_bench_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
@@ -79,7 +83,7 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
   );
   await store.createUser({ userNumber: 'U1', countryCode: 'KR', createdAt: T0 });
   await store.createToken({ tokenHash: 'tok', serviceId: 'S1', userNumber: 'U1', expiresAt: T0 + 86_400_000 }, T0);
-  for (let i = 0; i < MESSAGES; i++) {
+  for (let i = 0; i < DEVICES; i++) {
     const deviceId = `D${i}`;
     await store.registerDevice(
       { deviceId, deviceType: 'DEVICE_WASHER', modelName: 'M', alias: deviceId, groupId: null, secretHash: 'h', virtual: true, online: true, status: {} },
@@ -95,10 +99,10 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
   return { label, store, drop, rounds: [] };
 }
 
-/** One push per device (not timed), then claim and record until the outbox is drained (timed). */
+/** PER_DEVICE pushes per device (not timed), then claim and record until the outbox is drained (timed). */
 async function round(c: Contender, n: number): Promise<Round> {
   const at = T0 + n * 60_000;
-  for (let i = 0; i < MESSAGES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
+  for (let k = 0; k < PER_DEVICE; k++) for (let i = 0; i < DEVICES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
   const statementsBefore = c.store.statementsSent?.();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -147,7 +151,7 @@ try {
   // A warm-up round each, then measured rounds in turn so that load from elsewhere hits all alike.
   for (const c of contenders) await round(c, 0);
   for (let n = 1; n <= ROUNDS; n++) for (const c of contenders) c.rounds.push(await round(c, n));
-  console.log(`${MESSAGES} messages per round, batches of ${BATCH}, ${ROUNDS} rounds; medians:`);
+  console.log(`${MESSAGES} messages per round (${PER_DEVICE} per device), batches of ${BATCH}, ${ROUNDS} rounds; medians:`);
   for (const c of contenders) {
     const statements = c.rounds.map((r) => r.statementsPerDelivery);
     console.log(
