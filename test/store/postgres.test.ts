@@ -9,7 +9,8 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerStoreMetrics } from '../../src/metrics.js';
 import { openStore } from '../../src/store/index.js';
-import { loadMigrations } from '../../src/store/postgres/migrate.js';
+import { Sql } from '../../src/store/postgres/database.js';
+import { loadMigrations, migrate } from '../../src/store/postgres/migrate.js';
 import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
@@ -66,6 +67,34 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           await empty.drop();
         }
       });
+
+      it("003 on an outbox written under 002: each queue's first open message is claimed, then the next", async () => {
+        const old = await createTestDatabase(adminUrl);
+        try {
+          const pool = openPool(old.url);
+          await migrate(Sql.over(pool), loadMigrations().filter((m) => m.version <= 2), 0);
+          await pool.end();
+          await withClient(old.url, (c) =>
+            c.query(`INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, created_at) VALUES ('S1', 'S1', 'h', '{}', 'https://S1.example/push', 0);
+                     INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES ('S1', 'whsec_AAAA', 0);
+                     INSERT INTO message_sequences (service_id, device_id, last_sequence) VALUES ('S1', 'A', 3), ('S1', 'B', 2);
+                     INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at)
+                     VALUES ('a1', 'S1', 'A', 'push', 'DEVICE_PUSH', 1, '{}', 'delivered', 1, 1), ('a2', 'S1', 'A', 'push', 'DEVICE_PUSH', 2, '{}', 'pending', 2, 2),
+                            ('a3', 'S1', 'A', 'push', 'DEVICE_PUSH', 3, '{}', 'pending', 3, 3), ('b1', 'S1', 'B', 'push', 'DEVICE_PUSH', 1, '{}', 'failed', 1, 1),
+                            ('b2', 'S1', 'B', 'push', 'DEVICE_PUSH', 2, '{}', 'pending', 2, 2)`),
+          );
+          const upgraded = await openStore(old.url);
+          const claim = () => upgraded.claimDeliveries({ owner: 'o', now: 100, leaseMs: 1000, limit: 10, perEndpointLimit: 10, inFlight: {} });
+          const first = await claim();
+          expect(first.map((c) => c.message.messageId)).toEqual(['a2', 'b2']);
+          const delivered = first.map((c) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: 101, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } }));
+          await upgraded.recordAttempts(delivered, 102, HOUR);
+          expect((await claim()).map((c) => c.message.messageId)).toEqual(['a3']);
+          await upgraded.close();
+        } finally {
+          await old.drop();
+        }
+      });
     });
 
     describe('pool settings', () => {
@@ -105,8 +134,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         await addService(store, 'S1');
         before = sent();
         await store.enableEndpoint('S1', T0);
-        // BEGIN, the endpoint's row, its held messages, COMMIT.
-        expect(sent() - before).toBe(4);
+        // BEGIN, the service's lock, the endpoint's row, its held messages, COMMIT.
+        expect(sent() - before).toBe(5);
       });
 
       it('claims and records a batch in as many statements whatever its size', async () => {
@@ -277,6 +306,72 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         const claims = await Promise.all([store, other, store, other].map((s, i) => s.claimDeliveries({ ...request, owner: `node-${i}` })));
         const leased = claims.flat().map((c) => [c.message.deviceId, c.message.sequence]);
         expect(leased.sort()).toEqual([['D1', 1], ['D2', 1], ['D3', 1]]);
+      });
+
+      describe('races leave no message stranded (one side slowed down while it holds its locks)', () => {
+        afterEach(() =>
+          side((c) => c.query('DROP TRIGGER IF EXISTS slow ON outbox; DROP TRIGGER IF EXISTS slow ON message_sequences; DROP FUNCTION IF EXISTS slow()')),
+        );
+
+        /** Makes the `event`s on `table` that `when` picks sleep for a second, inside the statement that holds the queue's lock. */
+        const slowDown = (event: 'INSERT' | 'UPDATE', table: string, when: string) =>
+          side((c) =>
+            c.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
+                     CREATE TRIGGER slow BEFORE ${event} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION slow()`),
+          );
+        const waiting = (event: string) =>
+          side(async (c) => (await c.query<{ n: number }>('SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event = $1', [event])).rows[0]?.n);
+        const claim = (s: Store) => s.claimDeliveries({ owner: 'node', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+
+        /** D1's first message, leased; its delivery is the settle that races. */
+        async function headInFlight() {
+          await addService(store, 'S1');
+          await addUser(store, 'U1');
+          await connect(store, 'S1', 'U1');
+          await addDevice(store, 'D1', 'U1');
+          await store.addPushSubscription('S1', 'U1', 'D1', T0);
+          const [head] = await claim(store);
+          const delivered = { messageId: head!.message.messageId, fencingToken: head!.fencingToken, startedAt: T0 + 3, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } };
+          return () => other.recordAttempts([delivered], T0 + 4, HOUR);
+        }
+
+        it("a message recorded while its queue's head is settled, the insert first: the settle waits for it, and the next claim makes the new message head", async () => {
+          const settle = await headInFlight();
+          await slowDown('INSERT', 'outbox', "NEW.push_type = 'DEVICE_PUSH'");
+          const recording = store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2);
+          await expect.poll(() => waiting('PgSleep')).toBe(1);
+          const settling = settle();
+          await expect.poll(() => waiting('transactionid')).toBe(1);
+          await Promise.all([recording, settling]);
+          expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_PUSH']);
+        });
+
+        it('a service enabled while a claim holds its messages: the release waits for the hold, and the messages go at once', async () => {
+          await addService(store, 'S1');
+          await addUser(store, 'U1');
+          await connect(store, 'S1', 'U1');
+          await store.updateService('S1', { enabled: false });
+          await addDevice(store, 'D1', 'U1');
+          await slowDown('UPDATE', 'outbox', "NEW.status = 'held'");
+          const holding = claim(store);
+          await expect.poll(() => waiting('PgSleep')).toBe(1);
+          // As Accounts.updateService enables a service: the flag, then the endpoint and its held messages.
+          await other.updateService('S1', { enabled: true });
+          await other.enableEndpoint('S1', T0 + 5);
+          expect(await holding).toEqual([]);
+          expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_REGISTERED']);
+        });
+
+        it("a message recorded while its queue's head is settled, the settle first: the insert waits for it, finds its queue empty and is head", async () => {
+          const settle = await headInFlight();
+          await slowDown('UPDATE', 'message_sequences', 'NEW.open_messages < OLD.open_messages');
+          const settling = settle();
+          await expect.poll(() => waiting('PgSleep')).toBe(1);
+          const recording = store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2);
+          await expect.poll(() => waiting('transactionid')).toBe(1);
+          await Promise.all([recording, settling]);
+          expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_PUSH']);
+        });
       });
 
       it('wakes a watcher on one node after a commit through the other, and again after losing its connection', async () => {

@@ -17,9 +17,7 @@ import type {
 } from '../store.js';
 import type { Sql } from './database.js';
 import { notifyDue } from './notify.js';
-
-/** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
-const OPEN = `status IN ('pending', 'delivering', 'held')`;
+import { OPEN } from './outbox.js';
 
 /** Per service: whether its push and its event messages can go out now. */
 const ENDPOINTS = `(SELECT s.service_id,
@@ -37,30 +35,35 @@ const ENDPOINTS = `(SELECT s.service_id,
 const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
 
 /**
- * Due messages first in their (service, device) order, of services that can take them and have
- * room, oldest due first, as many as the batch takes; a service with only some room left takes
- * that much of it. Then those not locked by another node's claim are leased.
+ * Per service that can take messages and has room, its waiting queue heads due now, oldest due
+ * first, as many as its room (one seek of outbox_ready each, never what waits behind a head); of
+ * all those, the oldest due as many as the batch takes. Each head's order is checked again (one probe
+ * of outbox_open: it is its queue's first open message): order is the promise that must never break. Then those not locked by another
+ * node's claim are leased.
  */
 const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     SELECT key AS service_id, value::integer AS n FROM jsonb_each_text($2::jsonb)
+  ), open_services AS (
+    SELECT c.service_id, c.push_ok, c.event_ok, $3 - coalesce(b.n, 0) AS room
+    FROM ${ENDPOINTS} c LEFT JOIN busy b ON b.service_id = c.service_id
+    WHERE (c.push_ok OR c.event_ok) AND coalesce(b.n, 0) < $3
   ), heads AS (
-    SELECT o.id, o.service_id, o.next_attempt_at
-    FROM outbox o
-    JOIN ${ENDPOINTS} c ON c.service_id = o.service_id AND CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END
-    WHERE o.status = 'pending' AND o.next_attempt_at <= $1
-      AND o.service_id NOT IN (SELECT service_id FROM busy WHERE n >= $3)
-      AND NOT EXISTS (
-        SELECT 1 FROM outbox e
-        WHERE e.service_id = o.service_id AND e.device_id = o.device_id AND e.sequence < o.sequence AND e.${OPEN})
-    ORDER BY o.next_attempt_at, o.id
+    SELECT h.id, h.next_attempt_at
+    FROM open_services c CROSS JOIN LATERAL (
+      SELECT o.id, o.next_attempt_at FROM outbox o
+      WHERE o.service_id = c.service_id AND o.status = 'pending' AND o.queue_head AND o.next_attempt_at <= $1
+        AND CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END
+        -- A subquery, not NOT EXISTS: planned as an anti-join, it was walking the whole service's queues per head.
+        AND o.sequence = (SELECT min(e.sequence) FROM outbox e WHERE e.service_id = o.service_id AND e.device_id = o.device_id AND e.${OPEN})
+      ORDER BY o.next_attempt_at, o.id
+      LIMIT c.room) h
+    ORDER BY h.next_attempt_at, h.id
     LIMIT $4
-  ), chosen AS (
-    SELECT h.id, row_number() OVER (ORDER BY h.next_attempt_at, h.id) AS rank,
-           row_number() OVER (PARTITION BY h.service_id ORDER BY h.next_attempt_at, h.id) + coalesce(b.n, 0) AS place
-    FROM heads h LEFT JOIN busy b ON b.service_id = h.service_id
+  ), ranked AS (
+    SELECT id, row_number() OVER (ORDER BY next_attempt_at, id) AS rank FROM heads
   ), locked AS (
-    SELECT o.id, c.rank FROM outbox o JOIN chosen c ON c.id = o.id
-    WHERE c.place <= $3 AND o.status = 'pending'
+    SELECT o.id, r.rank FROM outbox o JOIN ranked r ON r.id = o.id
+    WHERE o.status = 'pending'
     FOR UPDATE OF o SKIP LOCKED
   )
   UPDATE outbox o SET status = 'delivering', lease_owner = $5, lease_expires_at = $6, fencing_token = o.fencing_token + 1
@@ -83,20 +86,34 @@ interface LeasedRow extends OutboxMessage {
 }
 
 /**
+ * Headless queues get their head: the first open message of each queue a record left headless (it
+ * sees what inserts committed before that record, which are all that can be open before any insert
+ * in flight now). Then leases that expired go back to pending: a crashed or stalled holder's attempt
+ * may still land, and the new token makes its outcome void. The two touch different messages: a
+ * message in flight is its queue's head already.
+ */
+const REPAIR = `WITH async_commit AS (${ASYNC_COMMIT}), repaired AS (
+    UPDATE message_sequences SET headless = false WHERE headless RETURNING service_id, device_id
+  ), first AS (
+    SELECT (SELECT e.id FROM outbox e WHERE e.service_id = r.service_id AND e.device_id = r.device_id AND e.${OPEN}
+            ORDER BY e.sequence LIMIT 1) AS id
+    FROM repaired r
+  ), promoted AS (
+    UPDATE outbox o SET queue_head = true FROM first f WHERE o.id = f.id AND NOT o.queue_head
+  )
+  UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+  FROM async_commit
+  WHERE id IN (SELECT id FROM outbox WHERE status = 'delivering' AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`;
+
+/**
  * Three statements, each atomic on its own: taking back expired leases and holding messages no
  * endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
- * itself takes only what the first two left pending.
+ * itself takes only what the first two left pending (holding takes three more while some endpoint
+ * cannot take messages).
  */
 export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
-  await sql.run(
-    `WITH async_commit AS (${ASYNC_COMMIT})
-     UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-     FROM async_commit
-     WHERE id IN (SELECT id FROM outbox WHERE status = 'delivering' AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,
-    now,
-  );
+  await sql.run(REPAIR, now);
   await holdUndeliverable(sql);
   const leased = await sql.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
   // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
@@ -106,17 +123,34 @@ export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<
 
 /**
  * Pending messages of services that cannot take them now become held (rows another node holds are its
- * to judge). Services are judged first: while every one can take its messages (the usual case, at
- * every claim) no message is read, however long the backlog.
+ * to judge). Services are judged first, on their own: while every one can take its messages (the
+ * usual case, at every claim) that is the one statement, and no message is read.
+ *
+ * Otherwise the services are locked (FOR SHARE) and judged again before their messages are held, in
+ * one transaction: whoever makes a service able again (updateService, enableEndpoint) writes or locks
+ * its row, so it waits for a hold in flight to commit and then releases what that hold held. Without
+ * the lock, a release running beside a hold missed the messages being held, and they waited for the
+ * next sweep.
  */
 async function holdUndeliverable(sql: Sql): Promise<void> {
-  await sql.run(
-    `WITH async_commit AS (${ASYNC_COMMIT})
-     UPDATE outbox SET status = 'held' FROM async_commit WHERE id IN (
-       SELECT o.id FROM outbox o JOIN ${ENDPOINTS} c ON c.service_id = o.service_id
-       WHERE NOT (c.push_ok AND c.event_ok) AND o.status = 'pending' AND NOT (CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END)
-       FOR UPDATE OF o SKIP LOCKED)`,
-  );
+  const unable = await sql.all<{ serviceId: string }>(`SELECT service_id AS "serviceId" FROM ${ENDPOINTS} c WHERE NOT (c.push_ok AND c.event_ok)`);
+  if (unable.length === 0) return;
+  await sql.transaction(async (tx) => {
+    await tx.run(
+      'SELECT 1 FROM services WHERE service_id = ANY($1::text[]) ORDER BY service_id FOR SHARE',
+      unable.map((u) => u.serviceId),
+    );
+    // LATERAL, so that a service's messages are read only once it is judged unable to take them.
+    await tx.run(
+      `WITH async_commit AS (${ASYNC_COMMIT})
+       UPDATE outbox SET status = 'held' FROM async_commit WHERE id IN (
+         SELECT m.id FROM ${ENDPOINTS} c CROSS JOIN LATERAL (
+           SELECT o.id FROM outbox o
+           WHERE o.service_id = c.service_id AND o.status = 'pending' AND NOT (CASE o.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END)
+           FOR UPDATE OF o SKIP LOCKED) m
+         WHERE NOT (c.push_ok AND c.event_ok))`,
+    );
+  });
 }
 
 /**
@@ -125,18 +159,22 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
  * finds it settled; an outcome under another token is fenced. The endpoint's health is walked in
  * the batch's order within each service, as if the outcomes came one by one: a success clears the
  * failing time, a failure starts it (after the last success of the batch, or where it stood before),
- * and an outcome after one that disabled the endpoint finds it disabled.
+ * and an outcome after one that disabled the endpoint finds it disabled. A message delivered or
+ * failed leaves its queue: the queue counts one open message fewer (its row locked in key order, as
+ * inserts lock them), and where some are still open it is marked headless, for the next claim to
+ * give it its head (see REPAIR: this statement may not see a message inserted while it waited for the
+ * queue's lock). Marked in the same commit as the outcome, a headless queue survives any crash.
  */
 const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
                          $6::text[], $7::text[], $8::text[], $9::double precision[])
       WITH ORDINALITY AS i (message_id, fencing_token, started_at, duration_ms, response_status, response_body, error, verdict, next_attempt_at, pos)
   ), leased AS (
-    SELECT o.id, o.message_id, o.fencing_token, o.service_id, o.kind, o.attempts FROM outbox o
+    SELECT o.id, o.message_id, o.fencing_token, o.service_id, o.device_id, o.kind, o.attempts FROM outbox o
     WHERE o.message_id = ANY($1::text[]) AND o.status = 'delivering'
     FOR UPDATE
   ), outcomes AS (
-    SELECT DISTINCT ON (i.message_id) i.*, l.id, l.service_id, l.kind, l.attempts + 1 AS attempt, i.verdict IN ('retry', 'exhausted') AS failed
+    SELECT DISTINCT ON (i.message_id) i.*, l.id, l.service_id, l.device_id, l.kind, l.attempts + 1 AS attempt, i.verdict IN ('retry', 'exhausted') AS failed
     FROM input i JOIN leased l ON l.message_id = i.message_id AND l.fencing_token = i.fencing_token
     ORDER BY i.message_id, i.pos
   ), walked AS (
@@ -166,8 +204,18 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT message_id, attempt, started_at, duration_ms, response_status, response_body, error FROM judged
   ), settled AS (
     UPDATE outbox o SET status = j.status, attempts = j.attempt, next_attempt_at = coalesce(j.next_attempt_at, o.next_attempt_at),
-      delivered_at = CASE j.status WHEN 'delivered' THEN j.started_at + j.duration_ms END, lease_owner = NULL, lease_expires_at = NULL
+      delivered_at = CASE j.status WHEN 'delivered' THEN j.started_at + j.duration_ms END, lease_owner = NULL, lease_expires_at = NULL,
+      queue_head = o.queue_head AND j.status NOT IN ('delivered', 'failed')
     FROM judged j WHERE o.id = j.id
+  ), closed AS (
+    SELECT service_id, device_id, count(*) AS n FROM judged WHERE status IN ('delivered', 'failed') GROUP BY service_id, device_id
+  ), queue_locks AS MATERIALIZED (
+    SELECT q.service_id, q.device_id, c.n FROM message_sequences q JOIN closed c ON c.service_id = q.service_id AND c.device_id = q.device_id
+    ORDER BY q.service_id, q.device_id
+    FOR UPDATE OF q
+  ), counted AS (
+    UPDATE message_sequences q SET open_messages = q.open_messages - l.n, headless = q.open_messages - l.n > 0
+    FROM queue_locks l WHERE q.service_id = l.service_id AND q.device_id = l.device_id
   ), health AS (
     -- Each service as its last outcome left it: a 410 moves the failing time neither way; the first reason to disable stays.
     SELECT j.service_id, (array_agg(j.disables ORDER BY j.pos) FILTER (WHERE j.disables IS NOT NULL))[1] AS disabled_reason,
@@ -217,6 +265,8 @@ export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<En
 
 export async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
   return sql.transaction(async (tx) => {
+    // After any hold in flight (see holdUndeliverable), so that the release below sees what it held.
+    await tx.run('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId);
     await tx.run('DELETE FROM delivery_endpoints WHERE service_id = $1', serviceId);
     return releaseHeld(tx, now, serviceId);
   });

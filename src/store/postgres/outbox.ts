@@ -5,6 +5,9 @@ import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js'
 import type { Param, Sql } from './database.js';
 import { notifyDue, OUTBOX_CHANNEL } from './notify.js';
 
+/** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
+export const OPEN = `status IN ('pending', 'delivering', 'held')`;
+
 /** What the admin API lists when it gives no limit. */
 const DEFAULT_LIST_LIMIT = 100;
 
@@ -18,22 +21,26 @@ const MESSAGE = `message_id AS "messageId", service_id AS "serviceId", device_id
  * order of `specs`, and wakes the dispatchers when it commits. The reserving upsert locks each
  * counter row, so concurrent writers to one order take turns; it takes them in key order, so two
  * writers never wait on each other in a cycle. (A CTE calling a volatile function runs once.)
+ * The upsert also counts the queue's open messages: the first new one is the queue's head when none
+ * was open before (the count is read under the row's lock, so a settle committing meanwhile is seen).
  */
 const RECORD = `WITH new AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
       WITH ORDINALITY AS n (message_id, service_id, device_id, kind, push_type, body, ord)
   ), reserved AS (
-    INSERT INTO message_sequences AS q (service_id, device_id, last_sequence)
-    SELECT service_id, device_id, count(*) FROM new GROUP BY service_id, device_id ORDER BY service_id, device_id
-    ON CONFLICT (service_id, device_id) DO UPDATE SET last_sequence = q.last_sequence + EXCLUDED.last_sequence
-    RETURNING service_id, device_id, last_sequence
+    INSERT INTO message_sequences AS q (service_id, device_id, last_sequence, open_messages)
+    SELECT service_id, device_id, count(*), count(*) FROM new GROUP BY service_id, device_id ORDER BY service_id, device_id
+    ON CONFLICT (service_id, device_id) DO UPDATE
+      SET last_sequence = q.last_sequence + EXCLUDED.last_sequence, open_messages = q.open_messages + EXCLUDED.open_messages
+    RETURNING service_id, device_id, last_sequence, open_messages
   ), wake AS (
     SELECT pg_notify('${OUTBOX_CHANNEL}', '')
   )
-  INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at)
+  INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
   SELECT n.message_id, n.service_id, n.device_id, n.kind, n.push_type,
          r.last_sequence - count(*) OVER pair + row_number() OVER (pair ORDER BY n.ord),
-         n.body, 'pending', $7, $7
+         n.body, 'pending', $7, $7,
+         r.open_messages = count(*) OVER pair AND row_number() OVER (pair ORDER BY n.ord) = 1
   FROM new n JOIN reserved r ON r.service_id = n.service_id AND r.device_id = n.device_id CROSS JOIN wake
   WINDOW pair AS (PARTITION BY n.service_id, n.device_id)
   ORDER BY n.ord`;
@@ -94,24 +101,74 @@ export async function listAttempts(sql: Sql, messageIds: string[]): Promise<Deli
 
 /**
  * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
- * lease a sender still holds on it.
+ * lease a sender still holds on it. Returns each message's queue, and whether it was open already.
  */
-const REQUEUE = `UPDATE outbox
-  SET status = 'pending', next_attempt_at = $1, delivered_at = NULL, schedule_start = attempts,
-      lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1`;
+function requeueStatement(where: string): string {
+  return `WITH target AS (SELECT id, ${OPEN} AS was_open FROM outbox WHERE ${where} FOR UPDATE)
+    UPDATE outbox o
+    SET status = 'pending', next_attempt_at = $1, delivered_at = NULL, schedule_start = o.attempts,
+        lease_owner = NULL, lease_expires_at = NULL, fencing_token = o.fencing_token + 1
+    FROM target t WHERE o.id = t.id
+    RETURNING o.service_id AS "serviceId", o.device_id AS "deviceId", t.was_open AS "wasOpen"`;
+}
 
 export async function resendMessage(sql: Sql, messageId: string, now: number): Promise<boolean> {
-  return (await requeue(sql, `${REQUEUE} WHERE message_id = $2`, now, messageId)) === 1;
+  return (await requeue(sql, requeueStatement('message_id = $2'), now, messageId)) === 1;
 }
 
 export async function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): Promise<number> {
-  return requeue(sql, `${REQUEUE} WHERE service_id = $2 AND status = 'failed' AND created_at >= $3`, now, serviceId, since);
+  return requeue(sql, requeueStatement(`service_id = $2 AND status = 'failed' AND created_at >= $3`), now, serviceId, since);
 }
 
+/** The queue of a message, for keeping the queue's count and head. */
+export interface Queue {
+  serviceId: string;
+  deviceId: string;
+}
+
+/**
+ * A message open again counts in its queue again, and may now be first in it: each queue touched
+ * gets its head anew (after its count, so that the row lock orders this after inserts in flight).
+ */
 async function requeue(sql: Sql, update: string, ...params: Param[]): Promise<number> {
   return sql.transaction(async (tx) => {
-    const changed = await tx.run(update, ...params);
-    if (changed > 0) await notifyDue(tx);
-    return changed;
+    const requeued = await tx.all<Queue & { wasOpen: boolean }>(update, ...params);
+    if (requeued.length === 0) return 0;
+    const reopened = requeued.filter((m) => !m.wasOpen);
+    if (reopened.length > 0) {
+      await tx.run(
+        `UPDATE message_sequences q SET open_messages = q.open_messages + r.n
+         FROM (SELECT service_id, device_id, count(*) AS n FROM unnest($1::text[], $2::text[]) AS r (service_id, device_id)
+               GROUP BY service_id, device_id) r
+         WHERE q.service_id = r.service_id AND q.device_id = r.device_id`,
+        reopened.map((m) => m.serviceId),
+        reopened.map((m) => m.deviceId),
+      );
+    }
+    await markHeads(tx, requeued);
+    await notifyDue(tx);
+    return requeued.length;
   });
+}
+
+/**
+ * The first open message of each queue becomes its head, and no other waiting message stays one. A
+ * message in flight keeps its flag (its lease is locked by a sender's record, which must not wait on
+ * this): the claim re-checks each head's order, so a second head only costs a probe.
+ */
+async function markHeads(sql: Sql, queues: Queue[]): Promise<void> {
+  await sql.run(
+    `WITH queue AS (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS q (service_id, device_id)),
+     first AS (
+       SELECT q.service_id, q.device_id,
+              (SELECT e.id FROM outbox e WHERE e.service_id = q.service_id AND e.device_id = q.device_id AND e.${OPEN}
+               ORDER BY e.sequence LIMIT 1) AS id
+       FROM queue q)
+     UPDATE outbox o SET queue_head = coalesce(o.id = f.id, false)
+     FROM first f
+     WHERE o.service_id = f.service_id AND o.device_id = f.device_id AND o.status IN ('pending', 'held')
+       AND o.queue_head <> coalesce(o.id = f.id, false)`,
+    queues.map((q) => q.serviceId),
+    queues.map((q) => q.deviceId),
+  );
 }
