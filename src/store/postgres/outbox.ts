@@ -121,7 +121,7 @@ export async function recoverFailed(sql: Sql, serviceId: string, since: number, 
 }
 
 /** The queue of a message, for keeping the queue's count and head. */
-export interface Queue {
+interface Queue {
   serviceId: string;
   deviceId: string;
 }
