@@ -123,8 +123,8 @@ export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<
 
 /**
  * Pending messages of services that cannot take them now become held (rows another node holds are its
- * to judge). Services are judged first, on their own: while every one can take its messages (the
- * usual case, at every claim) that is the one statement, and no message is read.
+ * to judge). Services are judged first, on their own: while every one can take its messages, or those
+ * that cannot have nothing pending (the usual cases, at every claim), that is the one statement.
  *
  * Otherwise the services are locked (FOR SHARE) and judged again before their messages are held, in
  * one transaction: whoever makes a service able again (updateService, enableEndpoint) writes or locks
@@ -133,7 +133,10 @@ export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<
  * next sweep.
  */
 async function holdUndeliverable(sql: Sql): Promise<void> {
-  const unable = await sql.all<{ serviceId: string }>(`SELECT service_id AS "serviceId" FROM ${ENDPOINTS} c WHERE NOT (c.push_ok AND c.event_ok)`);
+  const unable = await sql.all<{ serviceId: string }>(
+    `SELECT service_id AS "serviceId" FROM ${ENDPOINTS} c
+     WHERE NOT (c.push_ok AND c.event_ok) AND EXISTS (SELECT 1 FROM outbox o WHERE o.service_id = c.service_id AND o.status = 'pending')`,
+  );
   if (unable.length === 0) return;
   await sql.transaction(async (tx) => {
     await tx.run(
