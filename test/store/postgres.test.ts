@@ -335,14 +335,19 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           return () => other.recordAttempts([delivered], T0 + 4, HOUR);
         }
 
+        /** Starts `first`, and once it sleeps holding its locks, `second`, which then waits for a lock; both finish. */
+        async function race(first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<void> {
+          const one = first();
+          await expect.poll(() => waiting('PgSleep')).toBe(1);
+          const two = second();
+          await expect.poll(() => waiting('transactionid')).toBe(1);
+          await Promise.all([one, two]);
+        }
+
         it("a message recorded while its queue's head is settled, the insert first: the settle waits for it, and the next claim makes the new message head", async () => {
           const settle = await headInFlight();
           await slowDown('INSERT', 'outbox', "NEW.push_type = 'DEVICE_PUSH'");
-          const recording = store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2);
-          await expect.poll(() => waiting('PgSleep')).toBe(1);
-          const settling = settle();
-          await expect.poll(() => waiting('transactionid')).toBe(1);
-          await Promise.all([recording, settling]);
+          await race(() => store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2), settle);
           expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_PUSH']);
         });
 
@@ -366,11 +371,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         it("a message recorded while its queue's head is settled, the settle first: the insert waits for it, finds its queue empty and is head", async () => {
           const settle = await headInFlight();
           await slowDown('UPDATE', 'message_sequences', 'NEW.open_messages < OLD.open_messages');
-          const settling = settle();
-          await expect.poll(() => waiting('PgSleep')).toBe(1);
-          const recording = store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2);
-          await expect.poll(() => waiting('transactionid')).toBe(1);
-          await Promise.all([recording, settling]);
+          await race(settle, () => store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2));
           expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_PUSH']);
         });
       });

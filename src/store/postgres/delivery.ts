@@ -17,7 +17,7 @@ import type {
 } from '../store.js';
 import type { Sql } from './database.js';
 import { notifyDue } from './notify.js';
-import { OPEN } from './outbox.js';
+import { firstOpenOf, OPEN } from './outbox.js';
 
 /** Per service: whether its push and its event messages can go out now. */
 const ENDPOINTS = `(SELECT s.service_id,
@@ -37,9 +37,9 @@ const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
 /**
  * Per service that can take messages and has room, its waiting queue heads due now, oldest due
  * first, as many as its room (one seek of outbox_ready each, never what waits behind a head); of
- * all those, the oldest due as many as the batch takes. Each head's order is checked again (one probe
- * of outbox_open: it is its queue's first open message): order is the promise that must never break. Then those not locked by another
- * node's claim are leased.
+ * all those, the oldest due as many as the batch takes. Each head's order is checked again (one
+ * probe of outbox_open: it is its queue's first open message): order is the promise that must never
+ * break. Then those not locked by another node's claim are leased.
  */
 const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     SELECT key AS service_id, value::integer AS n FROM jsonb_each_text($2::jsonb)
@@ -95,9 +95,7 @@ interface LeasedRow extends OutboxMessage {
 const REPAIR = `WITH async_commit AS (${ASYNC_COMMIT}), repaired AS (
     UPDATE message_sequences SET headless = false WHERE headless RETURNING service_id, device_id
   ), first AS (
-    SELECT (SELECT e.id FROM outbox e WHERE e.service_id = r.service_id AND e.device_id = r.device_id AND e.${OPEN}
-            ORDER BY e.sequence LIMIT 1) AS id
-    FROM repaired r
+    SELECT ${firstOpenOf('r')} AS id FROM repaired r
   ), promoted AS (
     UPDATE outbox o SET queue_head = true FROM first f WHERE o.id = f.id AND NOT o.queue_head
   )

@@ -8,6 +8,12 @@ import { notifyDue, OUTBOX_CHANNEL } from './notify.js';
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
 export const OPEN = `status IN ('pending', 'delivering', 'held')`;
 
+/** The id of the first open message of the queue of `q` (a row with service_id and device_id): its rightful head. */
+export function firstOpenOf(q: string): string {
+  return `(SELECT e.id FROM outbox e WHERE e.service_id = ${q}.service_id AND e.device_id = ${q}.device_id AND e.${OPEN}
+           ORDER BY e.sequence LIMIT 1)`;
+}
+
 /** What the admin API lists when it gives no limit. */
 const DEFAULT_LIST_LIMIT = 100;
 
@@ -160,10 +166,7 @@ async function markHeads(sql: Sql, queues: Queue[]): Promise<void> {
   await sql.run(
     `WITH queue AS (SELECT DISTINCT * FROM unnest($1::text[], $2::text[]) AS q (service_id, device_id)),
      first AS (
-       SELECT q.service_id, q.device_id,
-              (SELECT e.id FROM outbox e WHERE e.service_id = q.service_id AND e.device_id = q.device_id AND e.${OPEN}
-               ORDER BY e.sequence LIMIT 1) AS id
-       FROM queue q)
+       SELECT q.service_id, q.device_id, ${firstOpenOf('q')} AS id FROM queue q)
      UPDATE outbox o SET queue_head = coalesce(o.id = f.id, false)
      FROM first f
      WHERE o.service_id = f.service_id AND o.device_id = f.device_id AND o.status IN ('pending', 'held')
