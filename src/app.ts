@@ -4,7 +4,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import sjson from 'secure-json-parse';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { installErrorHandling } from './api/plugins/errors.js';
@@ -16,6 +15,7 @@ import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { AppContext } from './context.js';
 import { fail } from './errors.js';
+import { parseJsonText } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { ERRORS } from './errors.js';
 
@@ -49,13 +49,13 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
   registerStoreMetrics(metrics.registry, store);
 
-  // Bodies are parsed by us so that malformed JSON and prototype keys answer 1000 in the envelope.
+  // Bodies are parsed by us so that malformed, too deeply nested JSON and prototype keys answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');
   server.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, raw, done) => {
     const text = String(raw);
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      done(null, parseJsonText(text));
     } catch (error) {
       done(fail('1000', `The body is not valid JSON: ${(error as Error).message}`), undefined);
     }

@@ -2,9 +2,9 @@
  * The MQTT payloads of DESIGN B, pure: untrusted bytes from a device are parsed here, once, into
  * typed values (or a sentence saying what is wrong), and what the cloud and a device send is encoded here.
  */
-import sjson from 'secure-json-parse';
 import type { DeviceStatus, JsonObject } from '../catalog/types.js';
 import { isObject, show } from '../catalog/values.js';
+import { JsonTextError, parseJsonText } from '../json.js';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; problem: string };
 
@@ -34,14 +34,14 @@ export type CommandResult =
 
 const refuse = (problem: string): { ok: false; problem: string } => ({ ok: false, problem });
 
-/** JSON text to a value; `__proto__` and `constructor.prototype` keys are refused, not merged. */
+/** JSON text to a value; too deep nesting and `__proto__` / `constructor.prototype` keys are refused. */
 function parseJson(payload: Uint8Array): Decoded<unknown> {
   if (payload.byteLength > MAX_PAYLOAD_BYTES) return refuse(`payload is ${payload.byteLength} bytes; at most ${MAX_PAYLOAD_BYTES} are accepted`);
   try {
     const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
-    return { ok: true, value: sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }) };
-  } catch {
-    return refuse('payload is not valid JSON');
+    return { ok: true, value: parseJsonText(text) };
+  } catch (error) {
+    return refuse(error instanceof JsonTextError && error.tooDeep ? `payload ${error.message}` : 'payload is not valid JSON');
   }
 }
 

@@ -1,0 +1,49 @@
+/**
+ * Untrusted JSON text to a value (DESIGN J), for every channel: HTTP and admin bodies, MQTT payloads.
+ * The nesting depth is checked on the text before anything is built, so a value nested thousands of
+ * levels deep is refused in one linear pass instead of reaching code that walks it recursively.
+ */
+import sjson from 'secure-json-parse';
+
+/** How deep an object or array may nest: no appliance status comes close (the deepest is 4). */
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonTextError extends Error {
+  /** True when the text may be well formed but nests deeper than allowed. */
+  constructor(message: string, readonly tooDeep = false) {
+    super(message);
+  }
+}
+
+/** The deepest nesting of objects and arrays in `text`, giving up once it passes `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character, including a quote
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text; throws JsonTextError with a sentence when it is malformed, nested deeper than
+ * `maxDepth`, or carries `__proto__` / `constructor.prototype` keys (refused, never merged).
+ */
+export function parseJsonText(text: string, maxDepth: number = MAX_JSON_DEPTH): unknown {
+  if (jsonDepthExceeds(text, maxDepth)) throw new JsonTextError(`it nests deeper than ${maxDepth} levels`, true);
+  try {
+    return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    throw new JsonTextError((error as Error).message);
+  }
+}

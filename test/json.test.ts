@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { JsonTextError, MAX_JSON_DEPTH, jsonDepthExceeds, parseJsonText } from '../src/json.js';
+
+const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('parseJsonText (DESIGN J)', () => {
+  it('parses JSON nested up to the limit', () => {
+    expect(parseJsonText(nested(MAX_JSON_DEPTH))).toBeInstanceOf(Array);
+    expect(parseJsonText('{"a":{"b":[1,{"c":"[[[["}]}}')).toEqual({ a: { b: [1, { c: '[[[[' }] } });
+  });
+
+  it('refuses deeper nesting in one pass, before anything is built', () => {
+    const error = (() => {
+      try {
+        parseJsonText(nested(20_000));
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toBeInstanceOf(JsonTextError);
+    expect((error as JsonTextError).tooDeep).toBe(true);
+    expect((error as Error).message).toBe(`it nests deeper than ${MAX_JSON_DEPTH} levels`);
+  });
+
+  it('counts no brackets inside strings, escaped quotes included', () => {
+    expect(jsonDepthExceeds(JSON.stringify({ a: '\\"[[[[[[' }), 2)).toBe(false);
+    expect(jsonDepthExceeds('{"a":"\\"","b":[[[]]]}', 3)).toBe(true);
+  });
+
+  it('refuses malformed text and prototype keys', () => {
+    expect(() => parseJsonText('{"a":')).toThrow(JsonTextError);
+    expect(() => parseJsonText('{"__proto__":{"x":1}}')).toThrow(JsonTextError);
+    expect(() => parseJsonText('{"constructor":{"prototype":{"x":1}}}')).toThrow(JsonTextError);
+  });
+});
