@@ -4,7 +4,7 @@
  * name there, legal everywhere else, and says what any unknown name earns there.
  */
 import fc from 'fast-check';
-import { commandFor, legalValues, listReadable, listWritable, parsedProfile, type ListedProperty } from '../../src/catalog/index.js';
+import { commandFor, legalValues, listReadable, listWritable, parsedProfile, validateCommand, validateReport, type ListedProperty } from '../../src/catalog/index.js';
 import type { CatalogModel, JsonObject } from '../../src/catalog/types.js';
 
 /** The names every JS object has: constructor, toString, hasOwnProperty, __proto__, __defineGetter__, … */
@@ -80,4 +80,12 @@ export function holdsKey(value: unknown, name: string): boolean {
   if (Array.isArray(value)) return value.some((v) => holdsKey(v, name));
   if (typeof value !== 'object' || value === null) return false;
   return Object.hasOwn(value, name) || Object.values(value).some((v) => holdsKey(v, name));
+}
+
+/** The refusal an ordinary unknown name earns at a position, with `name` in its place. */
+export function unknownNameRefusal(position: Position, name: string): { code: string; message: string } {
+  const validate = position.side === 'command' ? validateCommand : validateReport;
+  const ordinary = validate(parsedProfile(position.model), position.body(ORDINARY_NAME));
+  if (ordinary.ok) throw new Error(`${position.model.modelName} ${position.side} ${position.level}: an unknown name was accepted`);
+  return { code: ordinary.refusal.code, message: ordinary.refusal.message.replaceAll(ORDINARY_NAME, () => name) };
 }
