@@ -35,6 +35,7 @@ const postgresProject = {
     include: [
       'test/api/**/*.test.ts',
       'test/admin/**/*.test.ts',
+      'test/core/devices-*.test.ts',
       'test/delivery/dispatcher.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',

@@ -49,7 +49,7 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
   registerStoreMetrics(metrics.registry, store);
 
-  // Bodies are parsed by us so that malformed, too deeply nested JSON and prototype keys answer 1000 in the envelope.
+  // Bodies are parsed by us so that malformed and too deeply nested JSON answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');
   server.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, raw, done) => {
     const text = String(raw);

@@ -2,8 +2,9 @@
  * Untrusted JSON text to a value (DESIGN J), for every channel: HTTP and admin bodies, MQTT payloads.
  * The nesting depth is checked on the text before anything is built, so a value nested thousands of
  * levels deep is refused in one linear pass instead of reaching code that walks it recursively.
+ * Keys such as `__proto__` and `constructor` are kept as plain own keys (JSON.parse defines them, it
+ * never sets a prototype): DESIGN J makes them unknown names, which the catalog looks up in name maps.
  */
-import sjson from 'secure-json-parse';
 
 /** How deep an object or array may nest: no appliance status comes close (the deepest is 4). */
 export const MAX_JSON_DEPTH = 64;
@@ -35,14 +36,11 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
-/**
- * Parses JSON text; throws JsonTextError with a sentence when it is malformed, nested deeper than
- * `maxDepth`, or carries `__proto__` / `constructor.prototype` keys (refused, never merged).
- */
+/** Parses JSON text; throws JsonTextError with a sentence when it is malformed or nested deeper than `maxDepth`. */
 export function parseJsonText(text: string, maxDepth: number = MAX_JSON_DEPTH): unknown {
   if (jsonDepthExceeds(text, maxDepth)) throw new JsonTextError(`it nests deeper than ${maxDepth} levels`, true);
   try {
-    return sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    return JSON.parse(text);
   } catch (error) {
     throw new JsonTextError((error as Error).message);
   }

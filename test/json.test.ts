@@ -27,9 +27,14 @@ describe('parseJsonText (DESIGN J)', () => {
     expect(jsonDepthExceeds('{"a":"\\"","b":[[[]]]}', 3)).toBe(true);
   });
 
-  it('refuses malformed text and prototype keys', () => {
+  it('refuses malformed text', () => {
     expect(() => parseJsonText('{"a":')).toThrow(JsonTextError);
-    expect(() => parseJsonText('{"__proto__":{"x":1}}')).toThrow(JsonTextError);
-    expect(() => parseJsonText('{"constructor":{"prototype":{"x":1}}}')).toThrow(JsonTextError);
+  });
+
+  it('keeps __proto__ and constructor as plain own keys, which DESIGN J makes unknown names', () => {
+    const parsed = parseJsonText('{"__proto__":{"x":1},"constructor":{"prototype":{"x":1}}}') as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { Refusal } from '../errors.js';
 import type { DeviceStatus, JsonObject, ParsedProfile } from './types.js';
-import { isObject } from './values.js';
+import { isObject, own } from './values.js';
 
 type Path = readonly [resource: string, property: string];
 
@@ -120,7 +120,7 @@ function modeConflict(rules: TypeRules, current: JsonObject, command: JsonObject
 
 /** Why a valid command cannot apply to the device in `status` now (2301–2305), or null when it can. */
 export function checkConditions(deviceType: string, profile: ParsedProfile, status: DeviceStatus, command: JsonObject): Refusal | null {
-  const rules = CONDITION_RULES[deviceType] ?? {};
+  const rules = own(CONDITION_RULES, deviceType) ?? {};
   const current = addressedStatus(profile, status, command);
   // LG ties 2301 to the appliance's Remote Start switch: while it is off, no remote control at all.
   if (at(current, REMOTE_CONTROL) === false) {
@@ -136,7 +136,7 @@ export function checkConditions(deviceType: string, profile: ParsedProfile, stat
   if (offBy && !POWERS_ON.includes(operation)) {
     return { code: '2304', message: `The device is powered off (${offBy.join('.')} is POWER_OFF) and the command does not power it on` };
   }
-  const rule = rules.operation && typeof operation === 'string' ? rules.operation.commands[operation] : undefined;
+  const rule = rules.operation && typeof operation === 'string' ? own(rules.operation.commands, operation) : undefined;
   if (rule && typeof state === 'string' && !permits(rule, state)) {
     return { code: '2302', message: `${String(operation)} is not valid while runState.currentState is ${state}` };
   }

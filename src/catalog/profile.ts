@@ -4,7 +4,7 @@
  * simulator read. A profile that does not fit the grammar is refused with a clear Error.
  */
 import type { AddressKey, JsonObject, ParsedProfile, Property, RangeValue, Resource, ResourceEntry, ResourceSet } from './types.js';
-import { isObject, show } from './values.js';
+import { isObject, nameMap, show } from './values.js';
 
 class ProfileError extends Error {
   constructor(path: string, problem: string) {
@@ -61,8 +61,9 @@ function rejectDuplicates(names: string[], path: string): void {
   if (duplicate !== undefined) throw new ProfileError(path, `names ${show(duplicate)} twice`);
 }
 
+/** Resources and properties are kept in name maps: commands and reports look names up in them. */
 function parseResourceSet(resources: JsonObject, path: string): ResourceSet {
-  const set: ResourceSet = { resources: {}, arrays: {} };
+  const set: ResourceSet = { resources: nameMap(), arrays: nameMap() };
   for (const [name, value] of Object.entries(resources)) {
     if (Array.isArray(value)) set.arrays[name] = parseEntries(value, `${path}.${name}`);
     else if (isObject(value)) set.resources[name] = parseResource(value, `${path}.${name}`);
@@ -72,7 +73,7 @@ function parseResourceSet(resources: JsonObject, path: string): ResourceSet {
 }
 
 function parseResource(properties: JsonObject, path: string): Resource {
-  const resource: Resource = {};
+  const resource: Resource = nameMap();
   for (const [name, value] of Object.entries(properties)) resource[name] = parseProperty(value, `${path}.${name}`);
   return resource;
 }

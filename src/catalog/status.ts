@@ -4,9 +4,9 @@
  * resources match by their `locationName`/`unit`, location entries by `location.locationName`.
  */
 import type { DeviceStatus, JsonObject, ParsedProfile, ResourceSet } from './types.js';
-import { deepEqual, isObject } from './values.js';
+import { deepEqual, isObject, nameMap, own } from './values.js';
 
-const NO_RESOURCES: ResourceSet = { resources: {}, arrays: {} };
+const NO_RESOURCES: ResourceSet = { resources: nameMap(), arrays: nameMap() };
 
 /** A status part given as one object or as an array of entries. */
 function asEntries(value: unknown): JsonObject[] {
@@ -44,7 +44,8 @@ function mergeEntries(key: string, only: string | undefined, base: unknown, repo
 }
 
 function mergeSet(set: ResourceSet, base: JsonObject, report: JsonObject): JsonObject {
-  const out = { ...base };
+  // A name map while resources are set by name: a reported `__proto__` is a key like any other.
+  const out: JsonObject = Object.assign(nameMap(), base);
   for (const [resource, value] of Object.entries(report)) {
     const entries = set.arrays[resource];
     const previous = out[resource];
@@ -54,7 +55,7 @@ function mergeSet(set: ResourceSet, base: JsonObject, report: JsonObject): JsonO
     } else if (isObject(value) && isObject(previous)) out[resource] = { ...previous, ...value };
     else out[resource] = value;
   }
-  return out;
+  return { ...out };
 }
 
 /** The status with a (validated) report applied; neither argument is modified. */
@@ -75,14 +76,15 @@ export function mergeStatus(profile: ParsedProfile, status: DeviceStatus, report
 }
 
 function diffObject(before: JsonObject, after: JsonObject): JsonObject | null {
-  const changed = Object.entries(after).filter(([k, v]) => !deepEqual(before[k], v));
+  const changed = Object.entries(after).filter(([k, v]) => !deepEqual(own(before, k), v));
   return changed.length ? structuredClone(Object.fromEntries(changed)) : null;
 }
 
 function diffSet(set: ResourceSet, before: JsonObject, after: JsonObject): JsonObject | null {
-  const out: JsonObject = {};
+  // Set by name, as in mergeSet.
+  const out: JsonObject = nameMap();
   for (const [resource, value] of Object.entries(after)) {
-    const previous = before[resource];
+    const previous = own(before, resource);
     const key = set.arrays[resource]?.[0]?.key;
     if (key && (Array.isArray(value) || isObject(value))) {
       const changes: JsonObject[] = [];
@@ -97,7 +99,7 @@ function diffSet(set: ResourceSet, before: JsonObject, after: JsonObject): JsonO
       if (change) out[resource] = change;
     } else if (!deepEqual(previous, value)) out[resource] = structuredClone(value);
   }
-  return Object.keys(out).length ? out : null;
+  return Object.keys(out).length ? { ...out } : null;
 }
 
 /** Only what changed from `before` to `after`, in status shape with addressing keys kept; null when nothing did. */

@@ -11,13 +11,26 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * An empty map for names that come from outside (DESIGN J): it has no prototype, so looking up
+ * `constructor`, `toString` or `__proto__` finds nothing, and setting `__proto__` sets a key.
+ */
+export function nameMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** What `record` holds under `name` itself, never what every object inherits (`constructor`, `toString`, …). */
+export function own<T>(record: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
 /** Structural equality of JSON values. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
   if (isObject(a) && isObject(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => k in b && deepEqual(a[k], b[k]));
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
   return false;
 }

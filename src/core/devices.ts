@@ -3,6 +3,7 @@
  * and the simulator all come through here, so a change takes one path and records its messages once.
  */
 import { checkConditions, diffStatus, getModel, mergeStatus, parsedProfile, validateCommand, validateReport, DEVICE_TYPES } from '../catalog/index.js';
+import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
@@ -139,11 +140,17 @@ export class Devices {
       const channel = device.virtual ? this.deps.channels.virtual : this.deps.channels.real;
       const outcome = await channel.sendCommand(device, state.status, valid.value, this.deps.controlTimeoutMs);
       if (!outcome.ok) throw fail(outcome.code, outcome.message);
+      // The device did answer, but a status over the bound is not kept: the command failed as far as the partner can know.
+      const over = statusOverBound(outcome.status);
+      if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
       return this.persist(device, state, outcome.status);
     });
   }
 
-  /** A device's report (MQTT, admin API or simulator): must fit the profile's readable values, else 1102. */
+  /**
+   * A device's report (MQTT, admin API or simulator): must fit the profile's readable values, and
+   * leave the status within its bound (DESIGN J), else 1102.
+   */
   async report(deviceId: string, report: unknown): Promise<DeviceState> {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
@@ -151,7 +158,10 @@ export class Devices {
     if (!valid.ok) throw fail('1102', valid.refusal.message);
     return this.lock.run(deviceId, async () => {
       const state = await this.state(deviceId);
-      return this.persist(device, state, mergeStatus(profile, state.status, valid.value));
+      const status = mergeStatus(profile, state.status, valid.value);
+      const over = statusOverBound(status);
+      if (over) throw fail('1102', `The report is refused: ${over}.`);
+      return this.persist(device, state, status);
     });
   }
 

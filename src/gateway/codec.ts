@@ -34,7 +34,7 @@ export type CommandResult =
 
 const refuse = (problem: string): { ok: false; problem: string } => ({ ok: false, problem });
 
-/** JSON text to a value; too deep nesting and `__proto__` / `constructor.prototype` keys are refused. */
+/** JSON text to a value; too deep nesting is refused. */
 function parseJson(payload: Uint8Array): Decoded<unknown> {
   if (payload.byteLength > MAX_PAYLOAD_BYTES) return refuse(`payload is ${payload.byteLength} bytes; at most ${MAX_PAYLOAD_BYTES} are accepted`);
   try {

@@ -3,6 +3,7 @@
  * ends with its completion push, pauses, resumes and fails. The run state and the timer carry the
  * progress, so a programme adopted after a restart continues from its status.
  */
+import { own } from '../catalog/values.js';
 import type { PathText, Programme, Verb } from './behaviour.js';
 import type { Part } from './part.js';
 
@@ -65,7 +66,7 @@ function newLength(programme: Programme, part: Part): number {
   const sum = phases(programme, part).reduce((total, [, minutes]) => total + minutes, 0);
   const { length } = programme;
   if (!length) return sum;
-  if ('course' in length) return length.minutes[String(part.read(length.course))] ?? sum;
+  if ('course' in length) return own(length.minutes, String(part.read(length.course))) ?? sum;
   return minutesAt(part, length.hour, length.minute);
 }
 

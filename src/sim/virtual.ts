@@ -7,7 +7,7 @@
  */
 import { checkConditions, parsedProfile, validateCommand } from '../catalog/index.js';
 import type { CatalogModel, DeviceStatus, JsonObject } from '../catalog/types.js';
-import { isObject } from '../catalog/values.js';
+import { isObject, own } from '../catalog/values.js';
 import type { Refusal } from '../errors.js';
 import type { TypeBehaviour, Verb } from './behaviour.js';
 import { DeviceDraft } from './device.js';
@@ -30,8 +30,8 @@ function applyResource(behaviour: TypeBehaviour, part: Part, resource: string, b
   for (const [name, value] of Object.entries(body)) {
     if (name === key) continue;
     const programme = behaviour.programme;
-    const verb = programme?.operation === name ? programme.commands[String(value)] : undefined;
-    const alias = behaviour.aliases?.[name];
+    const verb = programme?.operation === name ? own(programme.commands, String(value)) : undefined;
+    const alias = behaviour.aliases && own(behaviour.aliases, name);
     if (verb) verbs.push(verb);
     else if (properties?.[name]?.readable && part.write(`${prefix}.${name}`, value)) continue;
     else if (alias && part.write(`${prefix}.${alias}`, value)) continue;

@@ -1,4 +1,5 @@
 /** Every catalog type's behaviour table, by device type. */
+import { own } from '../../catalog/values.js';
 import type { TypeBehaviour } from '../behaviour.js';
 import { AIR_CONDITIONER, AIR_PURIFIER, CEILING_FAN, DEHUMIDIFIER } from './air.js';
 import { OVEN, REFRIGERATOR, WATER_PURIFIER } from './kitchen.js';
@@ -26,5 +27,5 @@ const BEHAVIOURS: Readonly<Record<string, TypeBehaviour>> = {
 
 /** A type's behaviour; a type the simulator does not know still answers commands, it just does nothing over time. */
 export function behaviourOf(deviceType: string): TypeBehaviour {
-  return BEHAVIOURS[deviceType] ?? { recipes: {} };
+  return own(BEHAVIOURS, deviceType) ?? { recipes: {} };
 }
