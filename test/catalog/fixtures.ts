@@ -1,7 +1,9 @@
 /** The reference data of reference/thinq/ as test fixtures: every folder, its documents, the washtower halves. */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { JsonObject } from '../../src/catalog/types.js';
+import { listReadable, valueAt, type ListedProperty } from '../../src/catalog/index.js';
+import { showsOneUnit } from '../../src/catalog/status.js';
+import type { DeviceStatus, JsonObject, ParsedProfile } from '../../src/catalog/types.js';
 
 const ROOT = fileURLToPath(new URL('../../reference/thinq/', import.meta.url));
 
@@ -35,4 +37,15 @@ export function profileOf(folder: string, name: string, file: string): JsonObjec
   const profile = readJson(folder, file) as JsonObject;
   const half = name.split('#')[1];
   return (half === undefined ? profile : profile[half]) as JsonObject;
+}
+
+/**
+ * The readable properties a status shows: every one, except that a one-unit resource (an oven's
+ * `temperature`) shows only the entry of the unit the appliance displays.
+ */
+export function shownReadable(profile: ParsedProfile, status: DeviceStatus): ListedProperty[] {
+  return listReadable(profile).filter((item) => {
+    const entry = item.address.entry;
+    return !entry || !showsOneUnit(item.resource, entry.key) || valueAt(status, { ...item, name: entry.key }) !== undefined;
+  });
 }
