@@ -36,6 +36,13 @@ const PUSH = { push: ['PREHEATING_IS_COMPLETE', 'COOKING_IS_COMPLETE', 'ERROR_HA
 
 const SINGLE_OVEN: JsonObject = { notification: PUSH, property: [ovenLocation('OVEN')], extensionProperty: { info: { type: 'SINGLE' } } };
 
+/** Upper and lower cavities, as LG's documented status and command address them. */
+const DOUBLE_OVEN: JsonObject = {
+  notification: PUSH,
+  property: [ovenLocation('UPPER'), ovenLocation('LOWER')],
+  extensionProperty: { info: { type: 'DOUBLE_UL' } },
+};
+
 /** Idle, showing LG's documented 350 °F. */
 const SANDBOX = { 'runState.currentState': 'INITIAL', 'temperature[F].targetTemperature': 350 };
 
@@ -54,6 +61,12 @@ export const oven: TypeModels = {
       profile: 'oven/profile.json',
       status: 'oven/status.json',
       sandbox: { 'runState.currentState': 'INITIAL' },
+    },
+    {
+      modelName: 'DOUBLE_OVEN_920604_WW',
+      origin: "controllable double oven (UPPER, LOWER) built from LG's oven schema, for LG's documented LOWER command; model name invented in LG's style",
+      profile: { own: DOUBLE_OVEN },
+      sandbox: SANDBOX,
     },
   ],
 };
