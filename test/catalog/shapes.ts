@@ -6,7 +6,7 @@
 import { commandFor, legalValues, mergeStatus, valueAt } from '../../src/catalog/index.js';
 import type { DeviceStatus, JsonObject, ParsedProfile, Resource, ResourceSet } from '../../src/catalog/types.js';
 import { deepEqual, isObject } from '../../src/catalog/values.js';
-import { shownReadable } from './fixtures.js';
+import { DOCUMENTS_OF_TYPE, documentOf, shownReadable } from './fixtures.js';
 
 /** A JSON value's kind: object, array, string, number, boolean or null. */
 export function kindOf(value: unknown): string {
@@ -92,4 +92,25 @@ export function changingEverything(profile: ParsedProfile, status: DeviceStatus)
     if (other !== undefined) report = mergeStatus(profile, report, commandFor(item, other));
   }
   return report;
+}
+
+/** A one-location washer's status: LG's capture is the location's object, LG's documentation an array of locations. */
+const ONE_LOCATION = ['status: served array, reference object'];
+
+/** Differences between what we serve and an LG status document, by `deviceType document/file`; docs/statuses.md explains each. */
+export const DISAGREEMENTS: Readonly<Record<string, readonly string[]>> = {
+  'DEVICE_WASHER washer/status.json': ONE_LOCATION,
+  // DEVICE_WASHTOWER's washer half is the location's object, without `location`, in both of LG's documents.
+  'DEVICE_WASHTOWER_WASHER washtower#washer/status.json': ONE_LOCATION,
+  'DEVICE_WASHTOWER_WASHER washtower#washer/lgdoc_status.json': ONE_LOCATION,
+};
+
+/** LG's status documents of a catalog type, each keyed as DISAGREEMENTS is. */
+export function comparisons(deviceType: string): { key: string; document: unknown }[] {
+  return (DOCUMENTS_OF_TYPE[deviceType] ?? []).flatMap((name) =>
+    ['lgdoc_status.json', 'status.json'].flatMap((file) => {
+      const document = documentOf(name, file);
+      return document === undefined ? [] : [{ key: `${deviceType} ${name}/${file}`, document }];
+    }),
+  );
 }
