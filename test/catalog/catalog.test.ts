@@ -10,11 +10,11 @@ import {
   listReadable,
   listWritable,
   parsedProfile,
+  type ListedProperty,
   validateCommand,
   validateReport,
   valueAt,
 } from '../../src/catalog/index.js';
-import type { ListedProperty } from '../../src/catalog/index.js';
 import { applyCommand } from '../../src/sim/virtual.js';
 import { shownReadable } from './fixtures.js';
 

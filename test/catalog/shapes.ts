@@ -49,8 +49,8 @@ function compareSet(prefix: string, set: ResourceSet, served: JsonObject, refere
     for (const theirEntry of entriesOf(reference[resource])) {
       const entry = entries.find((e) => e.name === theirEntry[key]);
       // One entry shown as an object (an oven's temperature) may be in another unit than the reference's: its properties share their names.
-      const ours = served[resource];
-      const ourEntry = isObject(ours) ? ours : entriesOf(ours).find((e) => e[key] === theirEntry[key]);
+      const shown = served[resource];
+      const ourEntry = isObject(shown) ? shown : entriesOf(shown).find((e) => e[key] === theirEntry[key]);
       if (!entry || !ourEntry) continue;
       out.push(...compareProperties(`${prefix}${resource}[${entry.name}]`, entry.properties, ourEntry, theirEntry, what));
     }
@@ -72,12 +72,13 @@ export function shapeDifferences(profile: ParsedProfile, served: unknown, refere
   }
   const servedEntries = entriesOf(served);
   const nameOf = (entry: JsonObject) => (isObject(entry.location) ? entry.location.locationName : undefined);
-  return entriesOf(reference).flatMap((theirs) => {
+  const locations = entriesOf(reference).flatMap((theirs) => {
     const ours = servedEntries.find((e) => nameOf(e) === nameOf(theirs)) ?? servedEntries[0];
     const location = profile.locations?.find((l) => l.name === nameOf(ours ?? {})) ?? profile.locations?.[0];
     if (!ours || !location) return [];
     return compareSet(`${location.name}/`, location.set, ours, theirs, what);
-  }).concat(top);
+  });
+  return [...top, ...locations];
 }
 
 /**
