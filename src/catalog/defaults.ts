@@ -4,7 +4,8 @@
  * then the sandbox values that let a partner control it (remote control on, idle, powered on).
  */
 import { initialValue } from './properties.js';
-import type { DeviceStatus, JsonObject, ParsedProfile, Property, RangeValue, Resource, ResourceSet } from './types.js';
+import { showsOneUnit } from './status.js';
+import type { DeviceStatus, JsonObject, ParsedProfile, Property, RangeValue, Resource, ResourceEntry, ResourceSet } from './types.js';
 import { inRange, isObject, valueProblem } from './values.js';
 
 /** Every sandbox appliance accepts remote control unless a test says otherwise. */
@@ -52,12 +53,17 @@ function fillSet(set: ResourceSet, reported: JsonObject, sandbox: Readonly<Recor
     if (Object.keys(body).length) out[resource] = body;
   }
   for (const [resource, entries] of Object.entries(set.arrays)) {
-    const filled = entries.map(({ key, name, properties }) => {
-      const match = entriesOf(reported[resource]).find((e) => e[key] === name) ?? {};
+    const given = entriesOf(reported[resource]);
+    const fill = ({ key, name, properties }: ResourceEntry): JsonObject => {
+      const match = given.find((e) => e[key] === name) ?? {};
       // An entry-specific sandbox key wins over the resource-wide one.
       return { [key]: name, ...fillProperties([`${resource}[${name}]`, resource], properties, match, sandbox) };
-    });
-    out[resource] = filled;
+    };
+    const first = entries[0] as ResourceEntry;
+    if (showsOneUnit(resource, first.key)) {
+      // The unit the reference shows, else the profile's first.
+      out[resource] = fill(entries.find((e) => given.some((g) => g[e.key] === e.name)) ?? first);
+    } else out[resource] = entries.map(fill);
   }
   return out;
 }

@@ -3,10 +3,20 @@
  * two statuses (the `report` of a DEVICE_STATUS event, DESIGN A.8). Pure. Entries of multi-location
  * resources match by their `locationName`/`unit`, location entries by `location.locationName`.
  */
-import type { DeviceStatus, JsonObject, ParsedProfile, ResourceSet } from './types.js';
+import type { AddressKey, DeviceStatus, JsonObject, ParsedProfile, ResourceSet } from './types.js';
 import { deepEqual, isObject, nameMap, own } from './values.js';
 
 const NO_RESOURCES: ResourceSet = { resources: nameMap(), arrays: nameMap() };
+
+/**
+ * Whether the status shows a multi-entry resource as one object: the entry in the unit the
+ * appliance displays. A profile keys entries by unit when each unit has its own range; LG's statuses
+ * then carry one of them, `{"targetTemperature": 350, "unit": "F"}` (oven `temperature`), except for
+ * the resources named for carrying every unit (`temperatureInUnits`, `twoSetTemperatureInUnits`).
+ */
+export function showsOneUnit(resource: string, key: AddressKey | undefined): boolean {
+  return key === 'unit' && !resource.endsWith('InUnits');
+}
 
 /** A status part given as one object or as an array of entries. */
 function asEntries(value: unknown): JsonObject[] {
@@ -43,13 +53,21 @@ function mergeEntries(key: string, only: string | undefined, base: unknown, repo
   return merged;
 }
 
+/** A report in the unit shown updates the entry; one in another unit replaces it: the display switched. */
+function mergeShown(previous: unknown, report: unknown): JsonObject {
+  const part = asObject(report);
+  const shown = asEntries(previous).find((e) => e.unit === part.unit) ?? {};
+  return { ...shown, ...part };
+}
+
 function mergeSet(set: ResourceSet, base: JsonObject, report: JsonObject): JsonObject {
   // A name map while resources are set by name: a reported `__proto__` is a key like any other.
   const out: JsonObject = Object.assign(nameMap(), base);
   for (const [resource, value] of Object.entries(report)) {
     const entries = set.arrays[resource];
     const previous = out[resource];
-    if (entries) {
+    if (entries && showsOneUnit(resource, entries[0]?.key)) out[resource] = mergeShown(previous, value);
+    else if (entries) {
       const only = entries.length === 1 ? entries[0]?.name : undefined;
       out[resource] = mergeEntries((entries[0] as { key: string }).key, only, previous, value);
     } else if (isObject(value) && isObject(previous)) out[resource] = { ...previous, ...value };
@@ -80,13 +98,24 @@ function diffObject(before: JsonObject, after: JsonObject): JsonObject | null {
   return changed.length ? structuredClone(Object.fromEntries(changed)) : null;
 }
 
+/** The changed part of a one-unit resource, with the unit it is in. */
+function diffShown(before: unknown, after: unknown): JsonObject | null {
+  const now = asObject(after);
+  const old = isObject(before) && before.unit === now.unit ? before : {};
+  const change = diffObject(old, now);
+  return change && { ...change, unit: now.unit };
+}
+
 function diffSet(set: ResourceSet, before: JsonObject, after: JsonObject): JsonObject | null {
   // Set by name, as in mergeSet.
   const out: JsonObject = nameMap();
   for (const [resource, value] of Object.entries(after)) {
     const previous = own(before, resource);
     const key = set.arrays[resource]?.[0]?.key;
-    if (key && (Array.isArray(value) || isObject(value))) {
+    if (showsOneUnit(resource, key)) {
+      const change = diffShown(previous, value);
+      if (change) out[resource] = change;
+    } else if (key && (Array.isArray(value) || isObject(value))) {
       const changes: JsonObject[] = [];
       for (const entry of asEntries(value)) {
         const old = asEntries(previous).find((e) => e[key] === entry[key]) ?? {};

@@ -5,6 +5,7 @@
  */
 import type { ErrorCode, Refusal } from '../errors.js';
 import { hasWritableProperty } from './properties.js';
+import { showsOneUnit } from './status.js';
 import type { DeviceStatus, JsonObject, ParsedProfile, Resource, ResourceEntry, ResourceSet, ValidationResult } from './types.js';
 import { isObject, show, valueProblem } from './values.js';
 
@@ -143,6 +144,10 @@ function reportSet(set: ResourceSet, body: JsonObject): ValidationResult<JsonObj
     const entries = set.arrays[resource];
     const properties = set.resources[resource];
     if (entries) {
+      const oneUnit = showsOneUnit(resource, entries[0]?.key);
+      if (oneUnit && !isObject(value)) {
+        return refuse('1102', `${resource} must be one object in the unit the appliance shows (one of ${entries.map((e) => e.name).join(', ')}); got ${show(value)}`);
+      }
       const list: unknown[] = Array.isArray(value) ? value : [value];
       const normalised: JsonObject[] = [];
       for (const item of list) {
@@ -153,7 +158,7 @@ function reportSet(set: ResourceSet, body: JsonObject): ValidationResult<JsonObj
         if (refusal) return { ok: false, refusal };
         normalised.push({ ...item, [entry.value.key]: entry.value.name });
       }
-      out[resource] = normalised;
+      out[resource] = oneUnit ? normalised[0] : normalised;
     } else if (properties) {
       if (!isObject(value)) return refuse('1102', `${resource} must be an object of properties; got ${show(value)}`);
       const refusal = reportProperties(resource, properties, value);

@@ -3,7 +3,8 @@
  * through its profile: the engine reads and writes behaviour paths here, and a write the profile
  * does not allow is skipped. This is where behaviour rows are filtered by the device's own profile.
  */
-import type { JsonObject, Property, ResourceSet } from '../catalog/types.js';
+import { showsOneUnit } from '../catalog/status.js';
+import type { AddressKey, JsonObject, Property, ResourceSet } from '../catalog/types.js';
 import { deepEqual, isObject, valueProblem } from '../catalog/values.js';
 import type { Condition, Expect, PathText, Value } from './behaviour.js';
 
@@ -125,8 +126,14 @@ export class Part {
       this.values[resource] = { ...(isObject(body) ? body : {}), [name]: value };
       return true;
     }
-    const key = (this.set.arrays[resource]?.[0]?.key) as string;
+    const key = (this.set.arrays[resource]?.[0]?.key) as AddressKey;
     const body = this.values[resource];
+    if (showsOneUnit(resource, key)) {
+      // A value in another unit switches the unit the appliance shows.
+      const shown = isObject(body) && body[key] === entry ? body : { [key]: entry };
+      this.values[resource] = { ...shown, [name]: value };
+      return true;
+    }
     const entries = (Array.isArray(body) ? body : [body]).filter(isObject).map((e) => ({ ...e }));
     const found = entries.find((e) => e[key] === entry);
     if (found) found[name] = value;

@@ -10,11 +10,13 @@ import {
   listReadable,
   listWritable,
   parsedProfile,
+  type ListedProperty,
   validateCommand,
   validateReport,
   valueAt,
 } from '../../src/catalog/index.js';
 import { applyCommand } from '../../src/sim/virtual.js';
+import { shownReadable } from './fixtures.js';
 
 const DEFAULT_MODELS = {
   DEVICE_REFRIGERATOR: 'REF_910604_WW',
@@ -67,9 +69,14 @@ describe('the catalog', () => {
 describe.each(listModels().map((m) => [`${m.deviceType} ${m.modelName}`, m] as const))('%s', (_name, model) => {
   const profile = parsedProfile(model);
 
-  it('has a default status that validates and holds every readable property', () => {
+  it('has a default status that validates and holds every readable property, of a one-unit resource the unit shown', () => {
     expect(validateReport(profile, model.defaultStatus)).toEqual({ ok: true, value: model.defaultStatus });
-    for (const item of listReadable(profile)) expect(valueAt(model.defaultStatus, item), item.path).toBeDefined();
+    const shown = shownReadable(profile, model.defaultStatus);
+    for (const item of shown) expect(valueAt(model.defaultStatus, item), item.path).toBeDefined();
+    for (const item of listReadable(profile).filter((p) => !shown.includes(p))) {
+      const sameResource = (p: ListedProperty) => p.resource === item.resource && p.address.location === item.address.location;
+      expect(shown.some(sameResource), `${item.path}: another unit of it is shown`).toBe(true);
+    }
   });
 
   it('starts ready for remote control: remote control on, powered on, no error', () => {

@@ -1,6 +1,7 @@
 /** Ovens, refrigerators and water purifiers over simulated time. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { read, simWorld, type SimWorld } from './helpers.js';
+import type { JsonObject } from '../../src/catalog/types.js';
+import { partOf, read, simWorld, type SimWorld } from './helpers.js';
 
 let w: SimWorld;
 afterEach(() => w.close());
@@ -56,6 +57,19 @@ describe('an oven', () => {
     expect(read(status, 'runState.currentState', 'UPPER')).toBe('INITIAL');
     await w.minutes(20);
     expect(read(await w.status(oven), 'runState.currentState', 'LOWER')).toBe('DONE');
+  });
+
+  it("shows each cavity's target temperature in one unit, as LG does: a °C control switches that cavity and its DEVICE_STATUS says so", async () => {
+    w = await simWorld();
+    const oven = await w.add('DEVICE_OVEN', 'DOUBLE_OVEN_920604_WW');
+    const LOWER = { location: { locationName: 'LOWER' } };
+    await w.control(oven, { ...LOWER, operation: { ovenOperationMode: 'START' }, temperature: { targetTemperature: 200, unit: 'C' } });
+    await w.minutes(30);
+    const status = await w.status(oven);
+    expect([partOf(status, 'LOWER').temperature, partOf(status, 'UPPER').temperature]).toEqual([{ targetTemperature: 200, unit: 'C' }, { targetTemperature: 350, unit: 'F' }]);
+    const reports = (await w.messages(oven)).filter((m) => m.pushType === 'DEVICE_STATUS').map((m) => m.report as JsonObject[]);
+    expect(reports[0]).toEqual([{ ...LOWER, runState: { currentState: 'COOKING_IN_PROGRESS' }, temperature: { targetTemperature: 200, unit: 'C' } }]);
+    expect(reports.slice(1).flat().filter((entry) => 'temperature' in entry)).toEqual([]);
   });
 
   it('asks to be cleaned after fifty hours of cooking; a self-clean renews it', async () => {

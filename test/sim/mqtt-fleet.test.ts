@@ -3,6 +3,7 @@
  * refuse commands with the rules of a virtual appliance, and what they do over time reaches the store.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { deepEqual } from '../../src/catalog/values.js';
 import { randomId } from '../../src/ids.js';
 import { startFleet, parseDeviceList, type Fleet } from '../../src/sim/mqtt/fleet.js';
 import { startCloud, type Cloud } from '../gateway/fixture.js';
@@ -25,12 +26,13 @@ async function until(check: () => Promise<boolean>, what: string, ms = 5000): Pr
   }
 }
 
-async function washerFleet(timeScale = 1): Promise<{ deviceId: string; errors: unknown[] }> {
+/** A cloud and a fleet of one appliance of the type's default model, online. */
+async function fleetOf(deviceType: string, timeScale = 1): Promise<{ deviceId: string; errors: unknown[] }> {
   cloud = await startCloud('embedded');
   const { device, deviceSecret } = await cloud.ctx.devices.register(cloud.world.userNumber, {
-    deviceType: 'DEVICE_WASHER',
+    deviceType,
     deviceId: `fleet-${randomId(9)}`,
-    alias: 'Washer',
+    alias: deviceType,
     virtual: false,
   });
   const errors: unknown[] = [];
@@ -41,13 +43,13 @@ async function washerFleet(timeScale = 1): Promise<{ deviceId: string; errors: u
     onError: (error) => errors.push(error),
   });
   const { deviceId } = device;
-  await until(async () => (await cloud!.ctx.devices.state(deviceId)).online, 'the washer online');
+  await until(async () => (await cloud!.ctx.devices.state(deviceId)).online, `the ${deviceType} online`);
   return { deviceId, errors };
 }
 
 describe('startFleet', () => {
   it('refuses a command as the virtual washer would (2301 with remote control off), after reporting the switch itself', async () => {
-    const { deviceId, errors } = await washerFleet();
+    const { deviceId, errors } = await fleetOf('DEVICE_WASHER');
     // The panel switches remote control off: the device reports it like any change.
     await fleet!.simulator.act(deviceId, 'remote-control-off');
     await until(async () => {
@@ -64,15 +66,41 @@ describe('startFleet', () => {
   });
 
   it('runs a washing cycle to its end from its own engine: the store sees it end', async () => {
-    const { deviceId, errors } = await washerFleet(3000);
+    const { deviceId, errors } = await fleetOf('DEVICE_WASHER', 3000);
     await cloud!.ctx.devices.control(await cloud!.ctx.devices.get(deviceId), { ...MAIN, operation: { washerOperationMode: 'START' } }, true);
     const runState = async () => (await cloud!.ctx.devices.state(deviceId)).status as { runState: { currentState: string } }[];
     await until(async () => (await runState())[0]!.runState.currentState === 'END', 'the end of the cycle', 10_000);
     expect(errors).toEqual([]);
   });
 
+  it("keeps an oven's temperature in LG's shape over MQTT: a control in °C switches the unit the device answers with", async () => {
+    const { deviceId, errors } = await fleetOf('DEVICE_OVEN');
+    const OVEN = { location: { locationName: 'OVEN' } };
+    const temperature = async () => ((await cloud!.ctx.devices.state(deviceId)).status as { temperature: unknown }[])[0]?.temperature;
+    expect(await temperature()).toEqual({ targetTemperature: 350, unit: 'F' });
+    const device = await cloud!.ctx.devices.get(deviceId);
+    const answered = await cloud!.ctx.devices.control(device, { ...OVEN, temperature: { targetTemperature: 180, unit: 'C' } }, true);
+    expect((answered.status as { temperature: unknown }[])[0]?.temperature).toEqual({ targetTemperature: 180, unit: 'C' });
+    expect(await temperature()).toEqual({ targetTemperature: 180, unit: 'C' });
+    expect(errors).toEqual([]);
+  });
+
+  it("refuses and counts an oven's report of every unit at once, and stores the next one in LG's shape", async () => {
+    cloud = await startCloud('embedded');
+    const { device, deviceSecret } = await cloud.ctx.devices.register(cloud.world.userNumber, { deviceType: 'DEVICE_OVEN', deviceId: `oven-${randomId(9)}`, alias: 'Oven', virtual: false });
+    const client = await cloud.connect({ deviceId: device.deviceId, secret: deviceSecret });
+    const OVEN = { location: { locationName: 'OVEN' } };
+    const rejected = async () => (await cloud!.metrics.reportsRejected.get()).values.find((v) => v.labels.source === 'mqtt')?.value ?? 0;
+    await client.report({ ...OVEN, temperature: [{ unit: 'F', targetTemperature: 400 }, { unit: 'C', targetTemperature: 205 }] });
+    await client.report({ ...OVEN, temperature: { targetTemperature: 375, unit: 'F' } });
+    const temperature = async () => ((await cloud!.ctx.devices.state(device.deviceId)).status as { temperature: unknown }[])[0]?.temperature;
+    // Per device, reports are handled in order: once the second is stored, the first was refused.
+    await until(async () => deepEqual(await temperature(), { targetTemperature: 375, unit: 'F' }), 'the second report');
+    expect(await rejected()).toBe(1);
+  });
+
   it('says offline when stopped', async () => {
-    const { deviceId } = await washerFleet();
+    const { deviceId } = await fleetOf('DEVICE_WASHER');
     await fleet!.stop();
     fleet = undefined;
     await until(async () => !(await cloud!.ctx.devices.state(deviceId)).online, 'the washer offline');

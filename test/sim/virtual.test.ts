@@ -94,8 +94,19 @@ describe('run-state tables of other appliances', () => {
     expect(applied('DEVICE_OVEN', {}, { ...OVEN, operation: { ovenOperationMode: 'PREHEATING' } }).report).toEqual([{ ...OVEN, runState: { currentState: 'PREHEATING' } }]);
     const sdkCommand = { ...OVEN, operation: { ovenOperationMode: 'START' }, cook: { cookMode: 'ROAST' }, temperature: { targetTemperature: 400, unit: 'F' }, timer: { targetMinute: 45 } };
     expect(applied('DEVICE_OVEN', {}, sdkCommand).report).toEqual([
-      { ...OVEN, runState: { currentState: 'COOKING_IN_PROGRESS' }, cook: { cookMode: 'ROAST' }, temperature: [{ unit: 'F', targetTemperature: 400 }], timer: { targetMinute: 45, remainMinute: 45 } },
+      { ...OVEN, runState: { currentState: 'COOKING_IN_PROGRESS' }, cook: { cookMode: 'ROAST' }, temperature: { targetTemperature: 400, unit: 'F' }, timer: { targetMinute: 45, remainMinute: 45 } },
     ]);
+  });
+
+  it("shows its temperature in one unit, as LG's oven status has it; a command in the other unit switches the unit shown", () => {
+    const OVEN = { location: { locationName: 'OVEN' } };
+    const oven = device('DEVICE_OVEN');
+    expect((oven.status as JsonObject[])[0]?.temperature).toEqual({ targetTemperature: 350, unit: 'F' });
+    const celsius = oven.apply({ ...OVEN, temperature: { targetTemperature: 180, unit: 'C' } });
+    expect(celsius).toMatchObject({ ok: true, report: [{ ...OVEN, temperature: { targetTemperature: 180, unit: 'C' } }] });
+    expect(celsius.ok && (celsius.status as JsonObject[])[0]?.temperature).toEqual({ targetTemperature: 180, unit: 'C' });
+    const same = oven.apply({ ...OVEN, temperature: { targetTemperature: 350, unit: 'F' } });
+    expect(same).toMatchObject({ ok: true, report: null });
   });
 });
 
