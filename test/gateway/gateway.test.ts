@@ -173,6 +173,18 @@ for (const { broker, skip } of BROKERS) describe.skipIf(skip)(`MQTT gateway on t
     await client.close();
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(false));
   });
+
+  it('goes on after a command result that the catalog threw on, and still takes reports (DESIGN J)', async () => {
+    // `hasOwnProperty` names a resource of no profile; the catalog read it through Object.prototype and threw.
+    const client = await cloud.connect(device, { onCommand: () => ({ ok: true, status: { hasOwnProperty: { on: true } } }) });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.json()).toMatchObject({ messageId: expect.any(String), timestamp: expect.any(String) });
+
+    expect(cloud.gateway.connected()).toBe(true);
+    await client.report({ humidity: { currentHumidity: 44 } });
+    await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 44 } }));
+  });
 });
 
 describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external broker', () => {
