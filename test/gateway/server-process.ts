@@ -1,15 +1,20 @@
 /**
- * `appliance-cloud serve` as a child process with its embedded broker, on a SQLite file of its own,
- * and a world in it built through the admin API: a service, a user with a token, real devices. What a
- * test can ask of it is what anyone outside can: HTTP, MQTT, and the process's memory in /proc.
+ * `appliance-cloud serve`, compiled, as a child process with its embedded broker, on a SQLite file of
+ * its own, and a world in it built through the admin API: a service, a user with a token, real
+ * devices. What a test can ask of it is what anyone outside can: HTTP, MQTT, and its memory in /proc.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { SETTING_NAMES } from '../../src/cli/settings.js';
 import { newMessageId } from '../../src/ids.js';
-import { exitCode, startCli, stdoutUntil } from '../cli/process.js';
+import { exitCode, stdoutUntil } from '../cli/process.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const ADMIN_TOKEN = 'gateway-process-admin-token';
 
@@ -58,10 +63,27 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
+/** The newest modification time of the files under `dir`. */
+function newest(dir: string): number {
+  return Math.max(...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => statSync(join(dir, file)).mtimeMs));
+}
+
+/**
+ * Starts the compiled CLI as users run it (bin/ runs dist/, which starts in a fraction of the time
+ * tsx takes); refuses when src/ changed after the last build, so that no test runs stale code.
+ */
+function startCompiledCli(args: string[], settings: Record<string, string>): ChildProcessWithoutNullStreams {
+  const built = statSync(join(ROOT, 'dist/cli/index.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  if (built < newest(join(ROOT, 'src'))) throw new Error('dist/ is older than src/: run `npm run build` first (this test runs the compiled server)');
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SETTING_NAMES) delete env[name];
+  return spawn(process.execPath, [join(ROOT, 'bin/appliance-cloud.js'), ...args], { cwd: ROOT, env: { ...env, ...settings } });
+}
+
 export async function startServerProcess(settings: Record<string, string> = {}): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-gateway-'));
   const mqttPort = await freePort();
-  const child = startCli(['serve'], {
+  const child = startCompiledCli(['serve'], {
     ADMIN_TOKEN,
     DATABASE_URL: `sqlite:${join(dir, 'cloud.db')}`,
     HOST: '127.0.0.1',
