@@ -250,9 +250,14 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
   let stopped = false;
   client.handleMessage = (packet, callback) => {
     const acknowledge = answerOnce(callback);
-    // The connection the message came on: dropping it has the broker send it again.
     const { stream } = client;
-    const redeliver = () => stream.destroy();
+    const redeliver = () => {
+      reporting.logger.warn({ topic: packet.topic }, 'MQTT connection dropped so that the broker sends the message again');
+      stream.destroy();
+    };
+    // Dropping the connection the message came on brings it back only when the broker keeps the
+    // session; with a clean one it would be lost either way, so it is acknowledged.
+    const unhandled = client.options.clean === false ? redeliver : () => acknowledge();
     guard(
       reporting,
       'handleMessage',
@@ -261,12 +266,10 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
         const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain);
         // What is not taken is not acknowledged either: the broker may give it to another node.
         if (!taken) return acknowledge(NOT_TAKEN);
-        // Dropping the connection brings a message back only when the broker keeps the session.
-        if ((await taken) === 'handled' || client.options.clean !== false) return acknowledge();
-        reporting.logger.warn({ topic: packet.topic }, 'MQTT connection dropped so that the broker sends the message again');
-        redeliver();
+        if ((await taken) === 'handled') return acknowledge();
+        unhandled();
       },
-      redeliver,
+      unhandled,
     );
   };
   const granted = await client.subscribeAsync(filters, { qos: 1 });
