@@ -46,8 +46,8 @@ export interface ServiceConnectionOptions {
   url: string;
   username?: string;
   password?: string;
-  /** Told apart in the client id: `commands` or `reports`. */
-  role: string;
+  /** What the connection is for, told apart in its client id (see startExternal in index.ts). */
+  role: 'commands' | 'reports';
   /**
    * Kept by the broker across reconnections (and for SESSION_EXPIRY_S after the connection ends): what
    * it sent and got no acknowledgement for, it sends again on reconnection.
