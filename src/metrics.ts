@@ -6,6 +6,10 @@ export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   reportsRejected: Counter<'source'>;
+  /** Device messages that could not be handled (the store failed): not acknowledged, so they come again. */
+  reportsFailed: Counter<'source'>;
+  /** Faults thrown in a broker hook or handler, caught so that they end neither the process nor other devices' traffic. */
+  brokerFaults: Counter<'hook'>;
   connectedDevices: Gauge;
 }
 
@@ -25,6 +29,18 @@ export function createMetrics(collect: { connectedDevices: () => Promise<number>
       name: 'device_reports_rejected_total',
       help: 'Device reports refused because they do not fit the profile',
       labelNames: ['source'],
+      registers: [registry],
+    }),
+    reportsFailed: new Counter({
+      name: 'device_reports_failed_total',
+      help: 'Device messages not handled because the store failed; left unacknowledged for the device or broker to send again',
+      labelNames: ['source'],
+      registers: [registry],
+    }),
+    brokerFaults: new Counter({
+      name: 'mqtt_hook_faults_total',
+      help: 'Errors thrown in MQTT broker hooks and handlers, caught and answered by refusing the packet',
+      labelNames: ['hook'],
       registers: [registry],
     }),
     connectedDevices: new Gauge({

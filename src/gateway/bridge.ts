@@ -1,8 +1,12 @@
 /**
  * The cloud's side of the broker (DESIGN B): the bridge hands what devices send to Devices. With the
  * embedded broker it takes each device publish in process, before the broker acknowledges it (see
- * broker.ts); with an external broker, one privileged MQTT connection consumes it (`consumeFrom`)
- * and carries the commands the channel publishes.
+ * broker.ts); with an external broker, two privileged MQTT connections per node consume it
+ * (`consumeFrom`): one with a persistent session for what is stored (reports, pushes, connection
+ * flags), one for command results, which also carries the commands the channel publishes.
+ *
+ * Either way a QoS 1 message is acknowledged only once it is handled (DESIGN J): stored, or refused
+ * and counted. One that could not be handled (the store failed) is not acknowledged, and comes again.
  *
  * With several nodes on one external broker:
  * - reports and pushes arrive through a shared subscription (`$share/{group}/…`), so each is
@@ -12,15 +16,19 @@
  *   in the same per-topic order on every node leaves the last message's value;
  * - command results are consumed by every node too (per-node reply correlation): only the node
  *   that published a command holds its commandId, and the others ignore results they do not know.
+ *   They come on a connection of their own: the stored kinds are taken one at a time (the next is
+ *   read once the last is acknowledged), and a report of a device waits for the device's lock, which
+ *   a command to that device holds until its result comes.
  */
-import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
+import { connect, type MqttClient } from 'mqtt';
 import { KeyedLock } from '../core/lock.js';
 import { ApiError } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from './codec.js';
+import { answerOnce, guard, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { parseTopic, serviceFilters, type DeviceTopic } from './topics.js';
+import { parseTopic, type DeviceTopic } from './topics.js';
 
 /** What the bridge asks of Devices. */
 export interface DeviceSink {
@@ -38,11 +46,19 @@ export interface ServiceConnectionOptions {
   url: string;
   username?: string;
   password?: string;
-  /** Aedes speaks 3.1.1; external brokers get 5, whose shared subscriptions are standard. */
-  protocolVersion: 4 | 5;
+  /** What the connection is for, told apart in its client id (see startExternal in index.ts). */
+  role: 'commands' | 'reports';
+  /**
+   * Kept by the broker across reconnections (and for SESSION_EXPIRY_S after the connection ends): what
+   * it sent and got no acknowledgement for, it sends again on reconnection.
+   */
+  persistentSession?: boolean;
   connectTimeoutMs?: number;
   logger: GatewayLogger;
 }
+
+/** How long the broker keeps a persistent session of the cloud's whose connection is gone. */
+export const SESSION_EXPIRY_S = 60;
 
 /** The URL without credentials, for logs and errors. */
 export function redactUrl(url: string): string {
@@ -57,16 +73,18 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Connects the cloud's client, with a clean session and automatic reconnection (mqtt.js then
- * resubscribes by itself). Fails when the first connection is refused or does not come in time.
+ * Connects a client of the cloud's over MQTT 5 (whose shared subscriptions are standard), with
+ * automatic reconnection (mqtt.js then resubscribes by itself when the session is new). Fails when
+ * the first connection is refused or does not come in time.
  */
 export async function connectService(options: ServiceConnectionOptions): Promise<MqttClient> {
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   const client = connect(options.url, {
     // `:` keeps it out of the device id alphabet, so no device's client id can take this session over.
-    clientId: `appliance-cloud:${randomId(9)}`,
-    clean: true,
-    protocolVersion: options.protocolVersion,
+    clientId: `appliance-cloud:${randomId(9)}:${options.role}`,
+    clean: !options.persistentSession,
+    protocolVersion: 5,
+    ...(options.persistentSession ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
     reconnectPeriod: 1000,
     connectTimeout: timeoutMs,
     ...(options.username === undefined ? {} : { username: options.username }),
@@ -100,14 +118,19 @@ export async function connectService(options: ServiceConnectionOptions): Promise
   return client;
 }
 
-/** What a message that needs no work waits for. */
-const DONE: Promise<void> = Promise.resolve();
+/**
+ * What became of a device message: `handled` when it was stored, or refused and counted (it may be
+ * acknowledged); `failed` when it could not be handled (the store failed): it must not be acknowledged.
+ */
+export type Outcome = 'handled' | 'failed';
+
+const HANDLED: Promise<Outcome> = Promise.resolve('handled');
 
 export interface BridgeDeps {
   devices: DeviceSink;
   results: ResultSink;
   logger: GatewayLogger;
-  metrics?: Pick<Metrics, 'reportsRejected'>;
+  metrics?: Pick<Metrics, 'reportsRejected' | 'reportsFailed'> | undefined;
 }
 
 /**
@@ -118,29 +141,27 @@ export class Bridge {
   private stopping = false;
   /** Per device, messages are handled one at a time in arrival order; devices run in parallel. */
   private readonly order = new KeyedLock();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<Outcome>>();
 
   constructor(private readonly deps: BridgeDeps) {}
 
   /**
-   * Takes one message; the promise settles once it is handled (stored, or refused and counted) and
-   * never rejects. null once the bridge is stopping: the message is not taken and must not be acknowledged.
+   * Takes one message; the promise settles with its outcome once it is handled and never rejects.
+   * null once the bridge is stopping: the message is not taken and must not be acknowledged.
    * `retained` is for a retained message replayed to a new subscription, not a device's live publish.
    */
-  take(topic: string, payload: Buffer, retained: boolean): Promise<void> | null {
+  take(topic: string, payload: Buffer | string, retained: boolean): Promise<Outcome> | null {
     if (this.stopping) return null;
     const parsed = parseTopic(topic);
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
     // A zero-length payload is how MQTT deletes a retained message: nothing to consume.
-    if (!parsed || payload.length === 0) return DONE;
+    if (!parsed || bytes.length === 0) return HANDLED;
     // Results go straight to the channel, never behind the device's queue: a report queued before
     // the result would wait on the device lock that the command holds until its result comes.
-    if (parsed.kind === 'command/result') {
-      this.settle(parsed.deviceId, payload);
-      return DONE;
-    }
+    if (parsed.kind === 'command/result') return Promise.resolve(this.settle(parsed, bytes));
     // A retained report or push is an old message replayed; only the connection flag is meant to be kept.
-    if (retained && parsed.kind !== 'connection') return DONE;
-    const work = this.order.run(parsed.deviceId, () => this.handle(parsed, payload));
+    if (retained && parsed.kind !== 'connection') return HANDLED;
+    const work = this.order.run(parsed.deviceId, () => this.handle(parsed, bytes));
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
     return work;
@@ -152,16 +173,21 @@ export class Bridge {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
-  private settle(deviceId: string, payload: Buffer): void {
-    const result = decodeCommandResult(payload);
-    if (!result.ok) return this.reject({ deviceId, kind: 'command/result' }, result.problem);
-    if (!this.deps.results.settle(deviceId, result.value)) {
-      this.deps.logger.debug({ deviceId, commandId: result.value.commandId }, 'Command result for no command of this node');
+  private settle(topic: DeviceTopic, payload: Buffer): Outcome {
+    try {
+      const result = decodeCommandResult(payload);
+      if (!result.ok) return this.reject(topic, result.problem);
+      if (!this.deps.results.settle(topic.deviceId, result.value)) {
+        this.deps.logger.debug({ deviceId: topic.deviceId, commandId: result.value.commandId }, 'Command result for no command of this node');
+      }
+      return 'handled';
+    } catch (error) {
+      return this.fail(topic, error);
     }
   }
 
   /** Never throws: whatever a device sends, the bridge goes on. */
-  private async handle(topic: DeviceTopic, payload: Buffer): Promise<void> {
+  private async handle(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
     const { devices, logger } = this.deps;
     const { deviceId } = topic;
     try {
@@ -179,47 +205,85 @@ export class Bridge {
         await devices.setConnection(deviceId, connection.value.online);
         logger.debug({ deviceId, online: connection.value.online }, 'Device connection changed');
       }
+      return 'handled';
     } catch (error) {
       if (error instanceof ApiError && error.code === '1102') return this.reject(topic, error.message);
       if (error instanceof ApiError && error.code === '1205') {
-        return logger.warn({ deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
+        logger.warn({ deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
+        return 'handled';
       }
-      logger.error({ deviceId, kind: topic.kind, err: error }, 'MQTT message could not be handled');
+      return this.fail(topic, error);
     }
   }
 
   /** A message that does not fit the contract or the profile: logged, counted, never stored. */
-  private reject(topic: DeviceTopic, problem: string): void {
+  private reject(topic: DeviceTopic, problem: string): Outcome {
     this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind, problem }, 'Device message rejected');
     this.deps.metrics?.reportsRejected.inc({ source: 'mqtt' });
+    return 'handled';
+  }
+
+  /** A message that could not be handled (the store failed, or a fault): logged, counted, not acknowledged. */
+  private fail(topic: DeviceTopic, error: unknown): Outcome {
+    this.deps.logger.error({ deviceId: topic.deviceId, kind: topic.kind, err: error }, 'MQTT message could not be handled; it is not acknowledged, so it comes again');
+    this.deps.metrics?.reportsFailed.inc({ source: 'mqtt' });
+    return 'failed';
   }
 }
 
-/** A subscription of the cloud's connection that feeds the bridge; `stop()` ends it. */
+/** A subscription of one of the cloud's connections that feeds the bridge; `stop()` ends it. */
 export interface Consumer {
   stop(): Promise<void>;
 }
 
+/** Why a message is left unacknowledged (mqtt.js then reads on without sending a PUBACK). */
+const NOT_TAKEN = new Error('the bridge has stopped');
+
 /**
- * Subscribes the cloud's connection to an external broker and feeds what arrives to the bridge.
- * mqtt.js acknowledges a QoS 1 message on receipt.
+ * Subscribes one of the cloud's connections to an external broker to `filters` and feeds what
+ * arrives to the bridge. A QoS 1 message is acknowledged only once it is handled: mqtt.js sends the
+ * PUBACK when `handleMessage` calls back, and reads the next message only then. One that could not
+ * be handled is not acknowledged: the connection is dropped instead, and on reconnection a
+ * persistent session gets it again from the broker.
  */
-export async function consumeFrom(client: MqttClient, bridge: Bridge, sharedGroup: string, logger: GatewayLogger): Promise<Consumer> {
-  const onMessage = (topic: string, payload: Buffer, packet: IPublishPacket) => void bridge.take(topic, payload, packet.retain);
-  client.on('message', onMessage);
-  const granted = await client.subscribeAsync(serviceFilters(sharedGroup), { qos: 1 });
+export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: string[], reporting: FaultReporting): Promise<Consumer> {
+  let stopped = false;
+  client.handleMessage = (packet, callback) => {
+    const acknowledge = answerOnce(callback);
+    const { stream } = client;
+    const redeliver = () => {
+      reporting.logger.warn({ topic: packet.topic }, 'MQTT connection dropped so that the broker sends the message again');
+      stream.destroy();
+    };
+    // Dropping the connection the message came on brings it back only when the broker keeps the
+    // session; with a clean one it would be lost either way, so it is acknowledged.
+    const unhandled = client.options.clean === false ? redeliver : () => acknowledge();
+    guard(
+      reporting,
+      'handleMessage',
+      { topic: packet.topic },
+      async () => {
+        const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain);
+        // What is not taken is not acknowledged either: the broker may give it to another node.
+        if (!taken) return acknowledge(NOT_TAKEN);
+        if ((await taken) === 'handled') return acknowledge();
+        unhandled();
+      },
+      unhandled,
+    );
+  };
+  const granted = await client.subscribeAsync(filters, { qos: 1 });
   const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
   if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
   return {
     /** Unsubscribes first, so that the shared group's other nodes take over. */
     async stop() {
       if (client.connected) {
-        await client.unsubscribeAsync(serviceFilters(sharedGroup)).catch((error: unknown) => logger.warn({ err: error }, 'MQTT unsubscribe failed'));
+        await client.unsubscribeAsync(filters).catch((error: unknown) => reporting.logger.warn({ err: error }, 'MQTT unsubscribe failed'));
       }
-      client.off('message', onMessage);
-      // What still arrives is not handled, so it is not acknowledged either: the broker may give it
-      // to another node, and no PUBACK is written once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
-      client.handleMessage = (_packet, done) => done(new Error('the bridge has stopped'));
+      // What still arrives is not handled, so it is not acknowledged either, and no PUBACK is written
+      // once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
+      stopped = true;
     },
   };
 }

@@ -2,15 +2,23 @@
  * The embedded MQTT broker (aedes, DESIGN B): devices authenticate with their id and secret and may
  * touch only their own `appliance/{deviceId}/` topics. The cloud is no client of it: what a device
  * publishes is handed to the bridge in process, and commands are published by the broker itself.
+ *
+ * Hardening (DESIGN J): every hook and handler runs guarded (guard.ts); a packet announcing more
+ * than MAX_PACKET_BYTES is cut off as its header arrives (packet-guard.ts); a device publish is
+ * acknowledged only once it is handled; and a device whose connection ends is offline, will or not.
  */
 import { once } from 'node:events';
-import { createServer, type AddressInfo, type Server } from 'node:net';
-import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { Aedes, type AuthenticateError, type Client, type PublishPacket, type Subscription } from 'aedes';
 import { hashSecret, isDeviceId, randomId, secretMatches } from '../ids.js';
+import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Bridge } from './bridge.js';
+import { encodeConnection, MAX_PAYLOAD_BYTES } from './codec.js';
+import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { mayPublish, maySubscribe } from './topics.js';
+import { limitPacketSize } from './packet-guard.js';
+import { mayPublish, maySubscribe, topicOf } from './topics.js';
 
 export interface EmbeddedBrokerOptions {
   /** 0 binds an ephemeral port. */
@@ -18,67 +26,67 @@ export interface EmbeddedBrokerOptions {
   host?: string;
   store: Pick<Store, 'getDevice'>;
   logger: GatewayLogger;
+  metrics?: Pick<Metrics, 'brokerFaults'> | undefined;
   /** Where device publishes go. */
   bridge: Pick<Bridge, 'take'>;
 }
 
+/**
+ * The largest remaining length of a packet (all of it but its fixed header): a payload at the
+ * codec's bound plus room for the variable header (topic, packet id) or a CONNECT's fields.
+ */
+export const MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
+
 /** Compared against when the user name is no device, so that a miss costs as long as a wrong secret. */
 const NO_DEVICE_HASH = hashSecret(randomId());
 
-function asBuffer(payload: string | Buffer): Buffer {
-  return typeof payload === 'string' ? Buffer.from(payload) : payload;
+/** What a device's will says, for a device whose connection ended without one. */
+const OFFLINE = encodeConnection({ online: false });
+
+function refused(returnCode: 3 | 4 | 5, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode });
 }
 
-function refused(returnCode: 4 | 5, message: string): AuthenticateError {
-  return Object.assign(new Error(message), { returnCode });
+function isAuthenticateError(error: unknown): error is AuthenticateError {
+  return error instanceof Error && 'returnCode' in error;
 }
 
 export class EmbeddedBroker {
   /** The device each authenticated client is. */
   private readonly identities = new WeakMap<Client, string>();
-  private readonly deviceClients = new Set<Client>();
+  /** Each connected device's latest session: only it speaks for the device (an older one was taken over). */
+  private readonly sessions = new Map<string, Client>();
+  private readonly reporting: FaultReporting;
   private aedes: Aedes | null = null;
   private server: Server | null = null;
 
-  constructor(private readonly options: EmbeddedBrokerOptions) {}
+  constructor(private readonly options: EmbeddedBrokerOptions) {
+    this.reporting = { logger: options.logger, metrics: options.metrics };
+  }
 
   /** Starts listening; returns the bound port. */
   async start(): Promise<number> {
     const aedes = await Aedes.createBroker({
       authenticate: (client, username, password, done) => {
-        this.authenticate(client, username, password).then(
-          (identity) => {
-            this.identities.set(client, identity);
-            done(null, true);
-          },
-          (error: AuthenticateError) => done(error, false),
+        const answer = answerOnce(done);
+        this.guard('authenticate', client, () => this.authenticate(client, username, password, answer), () =>
+          answer(refused(3, 'the server could not check the credentials'), false),
         );
       },
       // Device publishes (and wills) are handled here, before aedes acknowledges them: a PUBACK means stored.
       authorizePublish: (client, packet, done) => {
-        // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
-        const deviceId = client ? this.identities.get(client) : undefined;
-        if (client && !(deviceId !== undefined && mayPublish(deviceId, packet.topic))) {
-          this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
-          return done(new Error(`not authorized to publish to ${packet.topic}`));
-        }
-        // A live publish, never a replay: a retained flag only asks the broker to keep it.
-        const taken = this.options.bridge.take(packet.topic, asBuffer(packet.payload), false);
-        // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
-        if (!taken) return done(new Error('the gateway is shutting down'));
-        void taken.then(() => done(null));
+        const answer = answerOnce(done);
+        this.guard('authorizePublish', client, () => this.authorizePublish(client, packet, answer), answer);
       },
       authorizeSubscribe: (client, subscription, done) => {
-        const deviceId = this.identities.get(client);
-        if (deviceId !== undefined && maySubscribe(deviceId, subscription.topic)) return done(null, subscription);
-        this.options.logger.warn({ clientId: client.id, topic: subscription.topic }, 'MQTT subscription refused: a device may subscribe only to its own command topic');
-        // A null subscription is refused in the SUBACK (0x80) without dropping the connection.
-        done(null, null);
+        const answer = answerOnce(done);
+        this.guard('authorizeSubscribe', client, () => this.authorizeSubscribe(client, subscription, answer), answer);
       },
     });
-    aedes.on('clientReady', (client) => this.deviceClients.add(client));
-    aedes.on('clientDisconnect', (client) => this.deviceClients.delete(client));
-    const server = createServer((socket) => aedes.handle(socket));
+    aedes.on('clientDisconnect', (client) => this.guard('clientDisconnect', client, () => this.disconnected(client), () => undefined));
+    // aedes reports failures of its own persistence as 'error' (untyped in its `on`); unheard, they would end the process.
+    aedes.addListener('error', (error: unknown) => reportFault(this.reporting, 'broker', {}, error));
+    const server = createServer((socket) => this.guard('connection', null, () => aedes.handle(this.limited(socket)), () => socket.destroy()));
     server.listen(this.options.port, this.options.host);
     try {
       await once(server, 'listening');
@@ -86,6 +94,8 @@ export class EmbeddedBroker {
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       throw error;
     }
+    // Accepting can fail later (too many open files): logged, and the server goes on listening.
+    server.on('error', (error) => this.options.logger.error({ err: error }, 'MQTT server error'));
     this.aedes = aedes;
     this.server = server;
     return (server.address() as AddressInfo).port;
@@ -93,12 +103,7 @@ export class EmbeddedBroker {
 
   /** Ids of the devices connected right now. */
   connectedDevices(): string[] {
-    const ids = new Set<string>();
-    for (const client of this.deviceClients) {
-      const deviceId = this.identities.get(client);
-      if (deviceId !== undefined) ids.add(deviceId);
-    }
-    return [...ids];
+    return [...this.sessions.keys()];
   }
 
   /** Whether it is listening (for /ready). */
@@ -123,11 +128,41 @@ export class EmbeddedBroker {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  private guard(hook: string, client: Client | null, body: () => unknown, refuse: (error: Error) => void): void {
+    guard(this.reporting, hook, { clientId: client?.id }, body, refuse);
+  }
+
+  /** The socket as aedes gets it: cut off at the first packet that announces more than MAX_PACKET_BYTES. */
+  private limited(socket: Socket) {
+    const from = socket.remoteAddress;
+    return limitPacketSize(socket, MAX_PACKET_BYTES, (announcedAtLeast) => {
+      this.options.logger.warn({ remoteAddress: from, announcedAtLeast, limit: MAX_PACKET_BYTES }, 'MQTT connection cut: a packet announced more bytes than accepted');
+    });
+  }
+
   /**
    * username = device id, password = its secret (hashed at rest, compared in constant time); the
    * client id must be the device id, so that no device can take over another's session by its id.
    */
-  private async authenticate(client: Client, username: string | undefined, password: Buffer | undefined): Promise<string> {
+  private async authenticate(
+    client: Client,
+    username: string | undefined,
+    password: Buffer | undefined,
+    answer: (error: AuthenticateError | null, success: boolean) => void,
+  ): Promise<void> {
+    let deviceId: string;
+    try {
+      deviceId = await this.identify(client, username, password);
+    } catch (error) {
+      if (isAuthenticateError(error)) return answer(error, false);
+      throw error;
+    }
+    this.identities.set(client, deviceId);
+    this.sessions.set(deviceId, client);
+    answer(null, true);
+  }
+
+  private async identify(client: Client, username: string | undefined, password: Buffer | undefined): Promise<string> {
     const secret = password?.toString('utf8') ?? '';
     const device = username !== undefined && isDeviceId(username) ? await this.options.store.getDevice(username) : undefined;
     const matches = secretMatches(secret, device?.secretHash ?? NO_DEVICE_HASH);
@@ -140,5 +175,47 @@ export class EmbeddedBroker {
       throw refused(5, 'the client id must be the device id');
     }
     return device.deviceId;
+  }
+
+  /**
+   * A device's publish (or will) is handed to the bridge and answered once handled: an error answer
+   * closes the connection without a PUBACK (MQTT 3.1.1 has no negative one), so the device sends it again.
+   */
+  private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
+    // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
+    if (client) {
+      const deviceId = this.identities.get(client);
+      if (deviceId === undefined || !mayPublish(deviceId, packet.topic)) {
+        this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
+        return answer(new Error(`not authorized to publish to ${packet.topic}`));
+      }
+      // Its will included: the device has connected again, and the new session speaks for it.
+      if (this.sessions.get(deviceId) !== client) return answer(new Error('a newer session of the device took over'));
+    }
+    // A live publish, never a replay: a retained flag only asks the broker to keep it.
+    const taken = this.options.bridge.take(packet.topic, packet.payload, false);
+    // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
+    if (!taken) return answer(new Error('the gateway is shutting down'));
+    answer((await taken) === 'handled' ? null : new Error('the message could not be stored'));
+  }
+
+  private authorizeSubscribe(client: Client, subscription: Subscription, answer: (error: Error | null, subscription?: Subscription | null) => void): void {
+    const deviceId = this.identities.get(client);
+    if (deviceId !== undefined && maySubscribe(deviceId, subscription.topic)) return answer(null, subscription);
+    this.options.logger.warn({ clientId: client.id, topic: subscription.topic }, 'MQTT subscription refused: a device may subscribe only to its own command topic');
+    // A null subscription is refused in the SUBACK (0x80) without dropping the connection.
+    answer(null, null);
+  }
+
+  /**
+   * A device whose latest session ended is offline, whatever its will said or whether it had one (a
+   * keep-alive timeout, a destroyed socket); a session that a newer one took over changes nothing.
+   */
+  private disconnected(client: Client): void {
+    const deviceId = this.identities.get(client);
+    if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
+    this.sessions.delete(deviceId);
+    // Through the bridge, in order after what the device sent before; the bridge logs a failure.
+    void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false);
   }
 }

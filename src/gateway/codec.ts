@@ -2,6 +2,7 @@
  * The MQTT payloads of DESIGN B, pure: untrusted bytes from a device are parsed here, once, into
  * typed values (or a sentence saying what is wrong), and what the cloud and a device send is encoded here.
  */
+import { isUtf8 } from 'node:buffer';
 import type { DeviceStatus, JsonObject } from '../catalog/types.js';
 import { isObject, show } from '../catalog/values.js';
 import { JsonTextError, parseJsonText } from '../json.js';
@@ -34,9 +35,13 @@ export type CommandResult =
 
 const refuse = (problem: string): { ok: false; problem: string } => ({ ok: false, problem });
 
-/** JSON text to a value; too deep nesting is refused. */
+/**
+ * JSON text to a value; too deep nesting is refused, and so are bytes that are not UTF-8
+ * (RFC 8259), which decoding would silently turn into U+FFFD.
+ */
 function parseJson(payload: Uint8Array): Decoded<unknown> {
   if (payload.byteLength > MAX_PAYLOAD_BYTES) return refuse(`payload is ${payload.byteLength} bytes; at most ${MAX_PAYLOAD_BYTES} are accepted`);
+  if (!isUtf8(payload)) return refuse('payload is not valid UTF-8');
   try {
     const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
     return { ok: true, value: parseJsonText(text) };

@@ -25,6 +25,8 @@ export interface DeviceClientOptions {
   keepalive?: number;
   /** Milliseconds between reconnection attempts; 0 turns reconnection off. */
   reconnectPeriod?: number;
+  /** false keeps the device's session on the broker between connections (its subscription); default true. */
+  clean?: boolean;
 }
 
 const QOS1 = { qos: 1 } as const;
@@ -43,7 +45,7 @@ export class DeviceClient {
       clientId: deviceId,
       username: deviceId,
       password: secret,
-      clean: true,
+      clean: options.clean ?? true,
       protocolVersion: 4,
       keepalive: options.keepalive ?? 30,
       reconnectPeriod: options.reconnectPeriod ?? 1000,
@@ -52,6 +54,9 @@ export class DeviceClient {
     // No retries on the first attempt, so that a refused secret rejects instead of retrying forever.
     const mqtt = await connectAsync(options.url, settings, false);
     const device = new DeviceClient(mqtt, options);
+    // A connection the broker drops is also reported as an error (ECONNRESET); mqtt.js reconnects by
+    // itself, so it is no reason to end the device's process, which an unheard 'error' would.
+    mqtt.on('error', () => undefined);
     mqtt.on('message', (topic, payload) => {
       if (topic === topicOf(deviceId, 'command')) void device.answer(payload);
     });

@@ -3,15 +3,15 @@
  * (which wins when both are set), the bridge that consumes what devices send, and the command
  * channel Devices uses for real devices.
  */
-import type { MqttClient } from 'mqtt';
 import type { Config } from '../config.js';
 import type { DeviceChannel } from '../core/channel.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { EmbeddedBroker } from './broker.js';
-import { Bridge, connectService, consumeFrom, redactUrl, type Consumer, type DeviceSink } from './bridge.js';
+import { Bridge, connectService, consumeFrom, redactUrl, type DeviceSink } from './bridge.js';
 import { MqttCommandChannel } from './channel.js';
 import type { GatewayLogger } from './logger.js';
+import { RESULT_FILTER, storedFilters } from './topics.js';
 
 export type { GatewayLogger } from './logger.js';
 
@@ -32,7 +32,7 @@ export interface GatewayDeps {
   devices: DeviceSink;
   store: Pick<Store, 'getDevice'>;
   logger: GatewayLogger;
-  metrics?: Pick<Metrics, 'reportsRejected'>;
+  metrics?: Pick<Metrics, 'reportsRejected' | 'reportsFailed' | 'brokerFaults'>;
   /** Starts the embedded broker here instead of config.mqttPort/host; port 0 = ephemeral (tests). */
   listen?: { port: number; host?: string };
   /** The shared-subscription group on an external broker: one name per deployment. */
@@ -68,11 +68,7 @@ export function deferredChannel(): DeviceChannel & { attach(channel: DeviceChann
 /** Starts the gateway the settings ask for. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, logger } = deps;
-  if (config.mqttUrl) {
-    const client = await connectService({ url: config.mqttUrl, protocolVersion: 5, logger });
-    logger.info({ broker: redactUrl(config.mqttUrl) }, 'MQTT gateway connected to an external broker');
-    return startExternal(deps, client, deps.sharedGroup ?? DEFAULT_SHARED_GROUP);
-  }
+  if (config.mqttUrl) return startExternal(deps, config.mqttUrl, deps.sharedGroup ?? DEFAULT_SHARED_GROUP);
   const listen = deps.listen ?? (config.mqttPort === 0 ? null : { port: config.mqttPort, host: config.host });
   if (!listen) {
     logger.info({}, 'MQTT gateway disabled: no MQTT_PORT and no MQTT_URL');
@@ -81,34 +77,47 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   return startEmbedded(deps, listen);
 }
 
-/** Bridge and channel over the cloud's connection to an external broker. */
-async function startExternal(deps: GatewayDeps, client: MqttClient, sharedGroup: string): Promise<Gateway> {
-  const channel = new MqttCommandChannel(async (topic, payload) => {
-    await client.publishAsync(topic, payload, { qos: 1 });
-  });
-  const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
-  let consumer: Consumer;
-  try {
-    consumer = await consumeFrom(client, bridge, sharedGroup, deps.logger);
-  } catch (error) {
-    await client.endAsync(true);
+/**
+ * Bridge and channel over two connections to an external broker (see bridge.ts): `commands` publishes
+ * commands and reads their results; `reports`, on a persistent session, reads what is stored.
+ */
+async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string): Promise<Gateway> {
+  const { logger, metrics } = deps;
+  const commands = await connectService({ url, role: 'commands', logger });
+  const reports = await connectService({ url, role: 'reports', persistentSession: true, logger }).catch(async (error: unknown) => {
+    await commands.endAsync(true);
     throw error;
-  }
+  });
+  logger.info({ broker: redactUrl(url) }, 'MQTT gateway connected to an external broker');
+  const channel = new MqttCommandChannel(async (topic, payload) => {
+    await commands.publishAsync(topic, payload, { qos: 1 });
+  });
+  const bridge = new Bridge({ devices: deps.devices, results: channel, logger, metrics });
+  const reporting = { logger, metrics };
+  // Ended with the session: a node that stops leaves nothing for the broker to keep for it.
+  const endAll = () => Promise.all([commands.endAsync(!commands.connected), reports.endAsync(!reports.connected, { properties: { sessionExpiryInterval: 0 } })]);
+  const consumers = await Promise.all([
+    consumeFrom(commands, bridge, [RESULT_FILTER], reporting),
+    consumeFrom(reports, bridge, storedFilters(sharedGroup), reporting),
+  ]).catch(async (error: unknown) => {
+    await endAll();
+    throw error;
+  });
   const shutDown = async () => {
-    await consumer.stop();
+    await Promise.all(consumers.map((consumer) => consumer.stop()));
     await bridge.stop();
     channel.close();
     // Not forced while connected, so that commands and acks in flight still go out.
-    await client.endAsync(!client.connected);
+    await endAll();
   };
-  return { channel, port: null, mode: 'external', connected: () => client.connected, close: once(shutDown) };
+  return { channel, port: null, mode: 'external', connected: () => commands.connected && reports.connected, close: once(shutDown) };
 }
 
 /** The embedded broker, whose device publishes the bridge takes in process (no loopback connection). */
 async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: string }): Promise<Gateway> {
   const channel = new MqttCommandChannel((topic, payload): Promise<void> => broker.publish(topic, payload));
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
-  const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, logger: deps.logger, bridge });
+  const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, logger: deps.logger, metrics: deps.metrics, bridge });
   const port = await broker.start();
   deps.logger.info({ port }, 'MQTT gateway: embedded broker listening');
   const shutDown = async () => {

@@ -50,15 +50,17 @@ export function maySubscribe(deviceId: string, topicFilter: string): boolean {
 /** The device → cloud kinds that are consumed once per deployment (through a shared subscription). */
 const SHARED_KINDS = ['state', 'push'] as const satisfies readonly TopicKind[];
 
-/** The device → cloud kinds that every node consumes itself (see bridge.ts for why). */
-const PER_NODE_KINDS = ['connection', 'command/result'] as const satisfies readonly TopicKind[];
+const everyDevice = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;
 
 /**
- * The filters the cloud subscribes to. With a `sharedGroup`, reports and pushes go through
- * `$share/{group}/…` so that several nodes on one external broker each get a share, not a copy.
+ * The filters of what the cloud stores. With a `sharedGroup`, reports and pushes go through
+ * `$share/{group}/…` so that several nodes on one external broker each get a share, not a copy;
+ * connection messages every node consumes itself (see bridge.ts for why).
  */
-export function serviceFilters(sharedGroup: string | null): string[] {
-  const all = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;
-  const shared = SHARED_KINDS.map((kind) => (sharedGroup ? `$share/${sharedGroup}/${all(kind)}` : all(kind)));
-  return [...shared, ...PER_NODE_KINDS.map(all)];
+export function storedFilters(sharedGroup: string | null): string[] {
+  const shared = SHARED_KINDS.map((kind) => (sharedGroup ? `$share/${sharedGroup}/${everyDevice(kind)}` : everyDevice(kind)));
+  return [...shared, everyDevice('connection')];
 }
+
+/** The filter of command results, which every node consumes itself (see bridge.ts for why). */
+export const RESULT_FILTER = everyDevice('command/result');

@@ -27,6 +27,16 @@ describe('gateway codec (DESIGN B)', () => {
     expect(decodeReport(bytes(text))).toEqual({ ok: false, problem });
   });
 
+  it.each([
+    ['a lone byte FF in a key', [0xff]],
+    ['an overlong encoding of "/"', [0xc0, 0xaf]],
+    ['a UTF-16 surrogate', [0xed, 0xa0, 0x80]],
+    ['a sequence cut short', [0xe2, 0x82]],
+  ])('refuses a payload that is not UTF-8: %s', (_what, bad) => {
+    const payload = Buffer.concat([Buffer.from('{"x'), Buffer.from(bad), Buffer.from('":{"on":true}}')]);
+    expect(decodeReport(payload)).toEqual({ ok: false, problem: 'payload is not valid UTF-8' });
+  });
+
   it('refuses a payload over the size bound', () => {
     const big = Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x20);
     expect(decodeReport(big)).toEqual({ ok: false, problem: `payload is ${MAX_PAYLOAD_BYTES + 1} bytes; at most ${MAX_PAYLOAD_BYTES} are accepted` });

@@ -59,13 +59,14 @@ export interface Cloud {
   close(): Promise<void>;
 }
 
-export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number } = {}): Promise<Cloud> {
+/** `databaseUrl`: the store's database instead of the test database (a file another connection can lock). */
+export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number; databaseUrl?: string } = {}): Promise<Cloud> {
   const settings = {
     CONTROL_TIMEOUT_MS: String(options.controlTimeoutMs ?? 5000),
     ...(broker === 'mosquitto' ? { MQTT_URL: MOSQUITTO_URL } : {}),
   };
   const config = loadConfig('test', settings);
-  const { store, close: closeStore } = await testStore();
+  const { store, close: closeStore } = await testStore(options.databaseUrl);
   const real = deferredChannel();
   const ctx = createContext(config, store, systemClock, { real });
   let gateway: Gateway | null = null;

@@ -1,4 +1,7 @@
-import { connectAsync } from 'mqtt';
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connectAsync, type IClientOptions } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeviceClient } from '../../src/gateway/device-client.js';
 import { topicOf } from '../../src/gateway/topics.js';
@@ -170,6 +173,18 @@ for (const { broker, skip } of BROKERS) describe.skipIf(skip)(`MQTT gateway on t
     await client.close();
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(false));
   });
+
+  it('goes on after a command result that the catalog threw on, and still takes reports (DESIGN J)', async () => {
+    // `hasOwnProperty` names a resource of no profile; the catalog read it through Object.prototype and threw.
+    const client = await cloud.connect(device, { onCommand: () => ({ ok: true, status: { hasOwnProperty: { on: true } } }) });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.json()).toMatchObject({ messageId: expect.any(String), timestamp: expect.any(String) });
+
+    expect(cloud.gateway.connected()).toBe(true);
+    await client.report({ humidity: { currentHumidity: 44 } });
+    await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 44 } }));
+  });
 });
 
 describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external broker', () => {
@@ -276,5 +291,100 @@ describe('embedded broker access rules (DESIGN B)', () => {
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
     await cloud.gateway.close();
     expect((await p.state(device.deviceId)).online).toBe(false);
+  });
+});
+
+/** An MQTT 3.1.1 string: its length in two bytes, then its UTF-8. */
+function mqttString(text: string): Buffer {
+  const bytes = Buffer.from(text);
+  return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+}
+
+/** A packet: its type byte, its remaining length (under 128 here), then its body. */
+function mqttPacket(type: number, ...body: Buffer[]): Buffer {
+  const rest = Buffer.concat(body);
+  return Buffer.concat([Buffer.from([type, rest.length]), rest]);
+}
+
+/**
+ * A device on a bare socket: CONNECT with a keep-alive of one second, user name and password and no
+ * will, then `{"online": true}` retained at QoS 0, then silence — no PINGREQ, ever.
+ */
+async function silentDevice(port: number, device: RealDevice): Promise<Socket> {
+  const socket = createConnection(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  const connect = mqttPacket(0x10, mqttString('MQTT'), Buffer.from([4, 0xc2, 0, 1]), mqttString(device.deviceId), mqttString(device.deviceId), mqttString(device.secret));
+  socket.write(connect);
+  await once(socket, 'data');
+  socket.write(mqttPacket(0x31, mqttString(topicOf(device.deviceId, 'connection')), Buffer.from('{"online":true}')));
+  return socket;
+}
+
+describe("embedded broker: a device's connection and its online flag (DESIGN B; issue 12a)", () => {
+  let cloud: Cloud;
+  let p: ReturnType<typeof probes>;
+  let device: RealDevice;
+  const online = async () => (await p.state(device.deviceId)).online;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded');
+    p = probes(cloud);
+    device = await cloud.addDevice();
+  });
+  afterEach(() => cloud.close());
+
+  /** A connection of the device's own, without the will DeviceClient leaves. */
+  const bare = (extra: Partial<IClientOptions> = {}) =>
+    connectAsync(cloud.url, { clientId: device.deviceId, username: device.deviceId, password: device.secret, reconnectPeriod: 0, ...extra });
+
+  it('marks a device offline when its socket is destroyed and it left no will', async () => {
+    const client = await bare();
+    await client.publishAsync(topicOf(device.deviceId, 'connection'), JSON.stringify({ online: true }), { qos: 1, retain: true });
+    expect(await online()).toBe(true);
+    client.stream.destroy();
+    await waitFor(async () => expect(await online()).toBe(false));
+  });
+
+  it('marks a device offline when its will is not one the contract knows', async () => {
+    const client = await bare({ will: { topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('gone'), qos: 1, retain: false } });
+    await client.publishAsync(topicOf(device.deviceId, 'connection'), JSON.stringify({ online: true }), { qos: 1, retain: true });
+    client.stream.destroy();
+    await waitFor(async () => expect(await online()).toBe(false));
+  });
+
+  it('marks a device offline when the broker drops it for missing its keep-alive', async () => {
+    const socket = await silentDevice(cloud.gateway.port!, device);
+    await waitFor(async () => expect(await online()).toBe(true));
+    // The broker waits one and a half keep-alives, then closes the connection.
+    await vi.waitFor(async () => expect(await online()).toBe(false), { timeout: 4000, interval: 50 });
+    expect(socket.destroyed || socket.readableEnded).toBe(true);
+    socket.destroy();
+  });
+
+  it('leaves a device online after a clean disconnect and reconnection', async () => {
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect(await online()).toBe(true));
+    await client.mqtt.endAsync();
+    client.mqtt.reconnect();
+    await waitFor(async () => expect(client.mqtt.connected).toBe(true));
+    await waitFor(async () => expect(await online()).toBe(true));
+    await sleep(300);
+    expect(await online()).toBe(true);
+  });
+
+  it('leaves a device online when a new session of it takes over the old one, which no longer speaks for it', async () => {
+    const first = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect(await online()).toBe(true));
+    const firstClosed = new Promise<void>((resolve) => first.mqtt.once('close', () => resolve()));
+    // The second session announces nothing: only the first one's close could change the flag.
+    const second = await bare();
+    await firstClosed;
+    await sleep(300);
+    expect(await online()).toBe(true);
+
+    // The latest session ending does take it offline.
+    second.stream.destroy();
+    await waitFor(async () => expect(await online()).toBe(false));
   });
 });

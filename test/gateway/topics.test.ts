@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mayPublish, maySubscribe, parseTopic, serviceFilters, topicOf, TOPIC_KINDS } from '../../src/gateway/topics.js';
+import { mayPublish, maySubscribe, parseTopic, RESULT_FILTER, storedFilters, topicOf, TOPIC_KINDS } from '../../src/gateway/topics.js';
 
 describe('gateway topics (DESIGN B)', () => {
   it('builds and parses every kind of the contract', () => {
@@ -41,12 +41,8 @@ describe('gateway topics (DESIGN B)', () => {
   });
 
   it('shares reports and pushes across nodes, but not connection messages and command results', () => {
-    expect(serviceFilters(null)).toEqual(['appliance/+/state', 'appliance/+/push', 'appliance/+/connection', 'appliance/+/command/result']);
-    expect(serviceFilters('cloud')).toEqual([
-      '$share/cloud/appliance/+/state',
-      '$share/cloud/appliance/+/push',
-      'appliance/+/connection',
-      'appliance/+/command/result',
-    ]);
+    expect(storedFilters(null)).toEqual(['appliance/+/state', 'appliance/+/push', 'appliance/+/connection']);
+    expect(storedFilters('cloud')).toEqual(['$share/cloud/appliance/+/state', '$share/cloud/appliance/+/push', 'appliance/+/connection']);
+    expect(RESULT_FILTER).toBe('appliance/+/command/result');
   });
 });
