@@ -31,10 +31,12 @@ describe.skipIf(unreachable !== undefined)('rate-limit buckets shared on Postgre
     await db?.drop();
   });
 
-  it('start full, give whole tokens up to what is asked, and say what is left', async () => {
+  it('start full, give whole tokens up to what is asked, and say what is left, in one statement each', async () => {
+    const before = a.statementsSent!();
     expect(await a.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 15, tokens: 5 });
-    expect(await b.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 5, tokens: 0 });
-    expect(await a.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 0, tokens: 0 });
+    expect(await a.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 5, tokens: 0 });
+    expect(a.statementsSent!() - before).toBe(2);
+    expect(await b.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 0, tokens: 0 });
   });
 
   it('refill at the rate up to the burst; a clock behind refills nothing', async () => {
