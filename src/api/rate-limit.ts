@@ -7,7 +7,6 @@
  * so that the limit holds across the deployment while a request pays no round trip of its own.
  * Pure apart from the lease, which is passed in, and the clock, whose `now` every call is given.
  */
-
 import type { RateLease, RateLimit, Store } from '../store/store.js';
 
 /** A bucket's tokens after its last change, and when that was (epoch ms). */
@@ -44,7 +43,6 @@ export interface Decision {
 }
 
 export interface RateLimiter {
-  readonly limit: RateLimit;
   /** Takes a token for one request of `serviceId`. */
   take(serviceId: string, now: number): Decision | Promise<Decision>;
 }
@@ -53,7 +51,7 @@ export interface RateLimiter {
 export class LocalRateLimiter implements RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
 
-  constructor(readonly limit: RateLimit) {}
+  constructor(private readonly limit: RateLimit) {}
 
   take(serviceId: string, now: number): Decision {
     let bucket = this.#buckets.get(serviceId);
@@ -101,7 +99,7 @@ export class LeasedRateLimiter implements RateLimiter {
   readonly #batch: number;
 
   /** `onLeaseError` hears a lease that failed; the node then goes on alone at the full rate until the next. */
-  constructor(readonly limit: RateLimit, private readonly lease: LeaseTokens, private readonly onLeaseError: (error: unknown) => void) {
+  constructor(private readonly limit: RateLimit, private readonly lease: LeaseTokens, private readonly onLeaseError: (error: unknown) => void) {
     this.#batch = Math.max(1, Math.min(limit.burst, Math.ceil((limit.perSecond * LEASE_PERIOD_MS) / 1000)));
   }
 
