@@ -164,6 +164,18 @@ export interface LookupWatcher {
   missed(): void;
 }
 
+/** The rate limit of every calling service (DESIGN J). */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** What a lease took from a rate-limit bucket, and what the bucket holds after it. */
+export interface RateLease {
+  granted: number;
+  tokens: number;
+}
+
 export interface Store extends DeliveryStore {
   /** Runs pending migrations. Idempotent. */
   migrate(): Promise<void>;
@@ -188,6 +200,12 @@ export interface Store extends DeliveryStore {
    * Resolves once watching, with the unsubscribe. SQLite calls nothing.
    */
   watchLookupChanges(watcher: LookupWatcher): Promise<() => void>;
+  /**
+   * Only where several nodes share the database (PostgreSQL): takes up to `want` whole tokens from the
+   * service's rate-limit bucket, refilled at `limit.perSecond` up to `now` and holding at most
+   * `limit.burst` (a new bucket is full). A store without it is the only node: its limits are local.
+   */
+  leaseRateTokens?(serviceId: string, want: number, limit: RateLimit, now: number): Promise<RateLease>;
 
   createService(service: NewService, at: number): Promise<Service>;
   getService(serviceId: string): Promise<Service | undefined>;

@@ -2,14 +2,14 @@
  * The partner pipeline: before the body is even read, every partner request passes the checks of
  * DESIGN A.2 in order (headers → service → token → connection → device), and carries what they found.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { lookupCacheOf } from '../../core/cache.js';
 import { fail } from '../../errors.js';
 import type { Clock } from '../../ids.js';
 import type { Connection, Device, Service, Store } from '../../store/store.js';
 import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders } from '../checks.js';
-import { RateLimiter } from '../rate-limit.js';
+import { rateLimiterFor } from '../rate-limit.js';
 
 export interface PartnerContext {
   headers: PartnerHeaders;
@@ -43,20 +43,33 @@ export function partnerOf(request: FastifyRequest): PartnerContext {
 }
 
 export function installPartnerChecks(app: FastifyInstance, deps: { config: Config; store: Store; clock: Clock }): void {
-  const limiter = new RateLimiter(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst);
+  const limit = { perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst };
+  const limiter = rateLimiterFor(limit, deps.store, (error) => {
+    app.log.warn({ err: error }, 'rate limits: a lease from the shared bucket failed; this node limits alone until the next');
+  });
   // Services, tokens, connections and devices are read through the store's cache (src/core/cache.ts).
   const lookups = lookupCacheOf(deps.store);
   const hashes = new CredentialHashes();
 
-  async function check(request: FastifyRequest, routeConfig: PartnerRouteConfig): Promise<void> {
-    const headers = checkHeaders(request.headers, deps.config, routeConfig.control === true);
-    const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
-    const wait = limiter.take(service.serviceId, deps.clock.now());
-    if (wait > 0) {
-      throw fail('1306', `Rate limit of ${deps.config.rateLimitPerSecond} requests per second exceeded; retry in ${wait} s.`, {
-        headers: { 'retry-after': String(wait) },
+  /**
+   * Spends a token of the service, and tells it where it stands on every answer from here on (DESIGN
+   * J): the bucket's size and what is left in it; a refusal adds when to retry.
+   */
+  async function takeToken(reply: FastifyReply, serviceId: string): Promise<void> {
+    if (!limiter) return;
+    const decision = await limiter.take(serviceId, deps.clock.now());
+    reply.header('x-ratelimit-limit', limit.burst).header('x-ratelimit-remaining', decision.remaining);
+    if (!decision.allowed) {
+      throw fail('1306', `Rate limit of ${limit.perSecond} requests per second (bursts of ${limit.burst}) exceeded; retry in ${decision.retryAfter} s.`, {
+        headers: { 'retry-after': String(decision.retryAfter) },
       });
     }
+  }
+
+  async function check(request: FastifyRequest, reply: FastifyReply, routeConfig: PartnerRouteConfig): Promise<void> {
+    const headers = checkHeaders(request.headers, deps.config, routeConfig.control === true);
+    const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
+    await takeToken(reply, service.serviceId);
     const connection = await checkTokenAndConnection(lookups, service, hashes.of(headers.token), deps.clock.now());
     let device: Device | null = null;
     if (routeConfig.device) {
@@ -72,6 +85,6 @@ export function installPartnerChecks(app: FastifyInstance, deps: { config: Confi
     const routeConfig = (route.config as { partner?: PartnerRouteConfig } | undefined)?.partner;
     if (!routeConfig) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [(request) => check(request, routeConfig), ...own];
+    route.onRequest = [(request, reply) => check(request, reply, routeConfig), ...own];
   });
 }

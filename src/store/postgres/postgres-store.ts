@@ -23,6 +23,8 @@ import type {
   OutboxMessage,
   OutboxStats,
   PushSubscription,
+  RateLease,
+  RateLimit,
   RecordedStatus,
   Service,
   ServicePatch,
@@ -37,6 +39,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { Notifications, notifyLookupChange } from './notify.js';
 import * as outbox from './outbox.js';
 import { openListenClient, openPool } from './pool.js';
+import * as rateLimit from './rate-limit.js';
 import * as subscriptions from './subscriptions.js';
 
 export class PostgresStore implements Store {
@@ -87,6 +90,10 @@ export class PostgresStore implements Store {
   /** In every process on this database: published changes NOTIFY, and this LISTENs. */
   async watchLookupChanges(watcher: LookupWatcher): Promise<() => void> {
     return this.#notifications.watchLookups(watcher);
+  }
+
+  async leaseRateTokens(serviceId: string, want: number, limit: RateLimit, now: number): Promise<RateLease> {
+    return rateLimit.leaseRateTokens(this.#sql, serviceId, want, limit, now);
   }
 
   async createService(service: NewService, at: number): Promise<Service> {
