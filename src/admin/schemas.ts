@@ -23,7 +23,9 @@ export function adminSchema<Parts extends object>(summary: string, parts: Parts,
 }
 
 const DeviceType = Type.String({ enum: [...DEVICE_TYPES], description: 'A device type of the catalog.' });
-const Url = Type.String({ description: 'An absolute http(s) URL.' });
+const Url = Type.String({
+  description: 'An absolute http(s) URL; in phase OP an https URL that names no loopback, private or link-local address (else 1102).',
+});
 const NullableUrl = Type.Union([Url, Type.Null()]);
 const Iso = Type.String({ description: 'ISO 8601 UTC', examples: ['2026-01-01T00:00:00.000Z'] });
 const Alias = Type.String({ minLength: 1, maxLength: 100, description: 'The name the user gave the device.' });

@@ -65,6 +65,25 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     made.serviceId = String(service.serviceId);
   });
 
+  it('services create and update refuse in phase OP a callback URL that no delivery could reach, with 1102', async () => {
+    const created = await runCli(
+      ['admin', 'services', 'create', '--name', 'P', '--allowed-devices', 'DEVICE_WASHER', '--callback-url', 'http://partner.example/hooks'],
+      { ...env, PHASE: 'OP' },
+    );
+    expect([created.code, created.stderr.trim()]).toEqual([
+      1,
+      'error 1102: callbackUrl "http://partner.example/hooks" cannot receive messages: phase OP accepts only https: callback URLs.',
+    ]);
+    const updated = await runCli(['admin', 'services', 'update', made.serviceId!, '--event-callback-url', 'https://10.1.2.3/events', '--phase', 'OP'], env);
+    expect([updated.code, updated.stderr.trim()]).toEqual([
+      1,
+      'error 1102: eventCallbackUrl "https://10.1.2.3/events" cannot receive messages: 10.1.2.3 is a private address, refused in phase OP.',
+    ]);
+    // Phase QA, the admin command's default, takes a receiver on the developer's machine.
+    const local = await admin('services', 'update', made.serviceId!, '--callback-url', 'http://127.0.0.1:3000/hooks');
+    expect(local).toMatchObject({ callbackUrl: 'http://127.0.0.1:3000/hooks', eventCallbackUrl: null });
+  });
+
   it('users create prints the user', async () => {
     expect(await admin('users', 'create', '--country-code', 'KR', '--user-number', 'cli-user')).toEqual({ userNumber: 'cli-user', countryCode: 'KR' });
   });
