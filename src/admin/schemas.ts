@@ -76,8 +76,17 @@ export const ServiceView = Type.Object({
   createdAt: Iso,
 });
 
+export const RotateSecretBody = Type.Object(
+  {
+    expirePreviousNow: Type.Optional(Type.Boolean({
+      description: 'Retire the previous secret at once (it leaked): deliveries carry only the new signature. Default false: it signs for 24 h more.',
+    })),
+  },
+  { additionalProperties: false },
+);
+
 export const RotatedSecret = Type.Object({
-  webhookSecret: Type.String({ description: 'The new current secret; the previous one keeps signing for 24 h.' }),
+  webhookSecret: Type.String({ description: 'The new current secret; the previous one keeps signing for 24 h unless retired at once.' }),
 });
 
 // Users and tokens

@@ -112,7 +112,10 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
       return serviceView(await accounts.updateService(serviceId!, patch));
     }));
   services.command('rotate-secret').argument('<serviceId>').description('a new webhook secret; the previous one signs for 24 h more')
-    .action(action(env, async ({ accounts }, [serviceId]) => ({ webhookSecret: await accounts.rotateSecret(serviceId!) })));
+    .addOption(new Option('--expire-previous-now', 'retire the previous secret at once (it leaked): only the new one signs'))
+    .action(action(env, async ({ accounts }, [serviceId], o) => ({
+      webhookSecret: await accounts.rotateSecret(serviceId!, { expirePreviousNow: o.expirePreviousNow === true }),
+    })));
   return services;
 }
 

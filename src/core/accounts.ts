@@ -109,11 +109,15 @@ export class Accounts {
     return service;
   }
 
-  /** A new current webhook secret; the previous one keeps signing for 24 h. */
-  async rotateSecret(serviceId: string): Promise<string> {
+  /**
+   * A new current webhook secret. The previous one keeps signing for 24 h, or stops at once with
+   * `expirePreviousNow` (a leaked secret); one rotated out before it stops at once either way.
+   */
+  async rotateSecret(serviceId: string, options: { expirePreviousNow?: boolean } = {}): Promise<string> {
     const secret = newWebhookSecret();
     const now = this.deps.clock.now();
-    const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS);
+    const previousExpiresAt = options.expirePreviousNow === true ? now : now + ROTATION_OVERLAP_MS;
+    const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, previousExpiresAt);
     await this.lookups.serviceChanged(serviceId);
     if (!rotated) throw fail('1305', `Service ${serviceId} does not exist.`);
     return secret;

@@ -134,6 +134,41 @@ describe('admin: services (DESIGN D)', () => {
       expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[webhookSecret, null], [first, now + ROTATION_OVERLAP_MS]]);
     });
 
+    it('keeps only the current and one previous secret: each rotation drops an older one at once (DESIGN J)', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const rotated: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        now += 1000;
+        rotated.push((await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`)).json().response.webhookSecret);
+      }
+      const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
+      expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[rotated[4], null], [rotated[3], now + ROTATION_OVERLAP_MS]]);
+    });
+
+    it('{"expirePreviousNow": true} retires the previous secret at once: only the new one is kept', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`);
+      now += 1000;
+      const res = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, { expirePreviousNow: true });
+      expect(res.statusCode).toBe(200);
+      const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
+      expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[res.json().response.webhookSecret, null]]);
+      // false is the default: the previous one signs for 24 h more.
+      const kept = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, { expirePreviousNow: false });
+      expect((await t.ctx.store.getService(serviceId))!.webhookSecrets.map((s) => s.secret)).toEqual([kept.json().response.webhookSecret, secrets[0]!.secret]);
+    });
+
+    it.each([
+      [{ expirePreviousNow: 'yes' }, 'expirePreviousNow must be boolean.'],
+      [{ expireAll: true }, 'body may not contain "expireAll".'],
+    ])('refuses the body %j with 1102 and rotates nothing', async (body, message) => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const before = await t.ctx.store.getService(serviceId);
+      const res = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, body);
+      expect([res.statusCode, res.json().error]).toEqual([400, { code: '1102', message }]);
+      expect(await t.ctx.store.getService(serviceId)).toEqual(before);
+    });
+
     it('an unknown service answers 1305', async () => {
       const res = await callAdmin(t.app, 'POST', '/admin/services/svc_nobody/rotate-secret');
       expect([res.statusCode, res.json().error]).toEqual([404, { code: '1305', message: 'Service svc_nobody does not exist.' }]);

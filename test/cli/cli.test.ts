@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
 import { runCli } from './process.js';
 
 describe('appliance-cloud (a real process)', () => {
@@ -82,6 +83,18 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     // Phase QA, the admin command's default, takes a receiver on the developer's machine.
     const local = await admin('services', 'update', made.serviceId!, '--callback-url', 'http://127.0.0.1:3000/hooks');
     expect(local).toMatchObject({ callbackUrl: 'http://127.0.0.1:3000/hooks', eventCallbackUrl: null });
+  });
+
+  it('services rotate-secret prints a new secret; with --expire-previous-now no other one signs', async () => {
+    const rotated = await admin('services', 'rotate-secret', made.serviceId!);
+    const retired = await admin('services', 'rotate-secret', made.serviceId!, '--expire-previous-now');
+    expect([rotated.webhookSecret, retired.webhookSecret]).toEqual([expect.stringMatching(/^whsec_/), expect.stringMatching(/^whsec_/)]);
+    const store = await openStore(env.DATABASE_URL!);
+    try {
+      expect((await store.getService(made.serviceId!))?.webhookSecrets.map((s) => s.secret)).toEqual([retired.webhookSecret]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('users create prints the user', async () => {

@@ -119,6 +119,38 @@ describe('delivery of messages to partners (DESIGN A.8, C)', () => {
     expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2);
   });
 
+  it('signs with at most two secrets after five rotations: the current one and the one before it (DESIGN J)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const hooks = await receiver();
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await partner(world, 'GET', '/devices');
+    const secrets = await secretsOf(t.ctx.store, world.serviceId);
+    for (let i = 0; i < 5; i++) secrets.unshift((await admin('POST', `/admin/services/${world.serviceId}/rotate-secret`)).json().response.webhookSecret);
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'Rotated five times' });
+
+    await settled(t.ctx.store, world.serviceId);
+    expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(hooks.delivered([secrets[0]!]).map((d) => d.payload.alias)).toEqual(['Rotated five times']);
+    expect(hooks.delivered([secrets[1]!])).toHaveLength(1);
+    for (const retired of secrets.slice(2)) expect(() => hooks.delivered([retired])).toThrow(/does not verify/);
+  });
+
+  it('signs with the new secret alone once the previous one is retired with expirePreviousNow', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const hooks = await receiver();
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await partner(world, 'GET', '/devices');
+    const [leaked] = await secretsOf(t.ctx.store, world.serviceId);
+    const rotated = await admin('POST', `/admin/services/${world.serviceId}/rotate-secret`, { expirePreviousNow: true });
+    const current = rotated.json().response.webhookSecret as string;
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'After the leak' });
+
+    await settled(t.ctx.store, world.serviceId);
+    expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(hooks.delivered([current]).map((d) => d.payload.alias)).toEqual(['After the leak']);
+    expect(() => hooks.delivered([leaked!])).toThrow(/does not verify/);
+  });
+
   it('retries with the same webhook-id until the receiver accepts, and the admin lists every attempt', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
     const hooks = await startReceiver((response, count) => response.writeHead(count < 3 ? 500 : 204).end(count < 3 ? 'busy' : ''));
