@@ -1,8 +1,9 @@
 /** What the HTTP interfaces and the CLI are built on: settings, the store, the clock and the domain services. */
-import type { Config } from './config.js';
-import { Accounts } from './core/accounts.js';
+import { ConfigError, type Config } from './config.js';
+import { Accounts, type CallbackGuard } from './core/accounts.js';
 import type { DeviceChannel } from './core/channel.js';
 import { Devices } from './core/devices.js';
+import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
 import { type Scheduler, timerScheduler } from './sim/scheduler.js';
 import { Simulator } from './sim/simulator.js';
@@ -41,7 +42,17 @@ export function createContext(config: Config, store: Store, clock: Clock, channe
     timeScale: config.simTimeScale,
     onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
   });
-  return { config, store, clock, devices, accounts: new Accounts({ store, clock }), simulator };
+  const accounts = new Accounts({ store, clock, checkCallbackUrl: callbackGuard(config) });
+  return { config, store, clock, devices, accounts, simulator };
+}
+
+/** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */
+function callbackGuard(config: Config): CallbackGuard {
+  try {
+    return createAddressGuard({ phase: config.phase, allowList: config.deliveryAllowList }).checkUrl;
+  } catch (error) {
+    throw new ConfigError(`DELIVERY_ALLOW_LIST: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Until the MQTT gateway exists (issue 5), a command for a real device has no way to reach it. */

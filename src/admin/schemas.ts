@@ -23,7 +23,9 @@ export function adminSchema<Parts extends object>(summary: string, parts: Parts,
 }
 
 const DeviceType = Type.String({ enum: [...DEVICE_TYPES], description: 'A device type of the catalog.' });
-const Url = Type.String({ description: 'An absolute http(s) URL.' });
+const Url = Type.String({
+  description: 'An absolute http(s) URL; in phase OP an https URL that names no loopback, private or link-local address (else 1102).',
+});
 const NullableUrl = Type.Union([Url, Type.Null()]);
 const Iso = Type.String({ description: 'ISO 8601 UTC', examples: ['2026-01-01T00:00:00.000Z'] });
 const Alias = Type.String({ minLength: 1, maxLength: 100, description: 'The name the user gave the device.' });
@@ -74,8 +76,17 @@ export const ServiceView = Type.Object({
   createdAt: Iso,
 });
 
+export const RotateSecretBody = Type.Object(
+  {
+    expirePreviousNow: Type.Optional(Type.Boolean({
+      description: 'Retire the previous secret at once (it leaked): deliveries carry only the new signature. Default false: it signs for 24 h more.',
+    })),
+  },
+  { additionalProperties: false },
+);
+
 export const RotatedSecret = Type.Object({
-  webhookSecret: Type.String({ description: 'The new current secret; the previous one keeps signing for 24 h.' }),
+  webhookSecret: Type.String({ description: 'The new current secret; the previous one keeps signing for 24 h unless retired at once.' }),
 });
 
 // Users and tokens

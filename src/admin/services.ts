@@ -2,7 +2,16 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { answer, type AdminApp } from './common.js';
-import { adminSchema, NewServiceBody, NewServiceResponse, RotatedSecret, ServiceIdParams, ServicePatchBody, ServiceView } from './schemas.js';
+import {
+  adminSchema,
+  NewServiceBody,
+  NewServiceResponse,
+  RotatedSecret,
+  RotateSecretBody,
+  ServiceIdParams,
+  ServicePatchBody,
+  ServiceView,
+} from './schemas.js';
 import { serviceView } from './views.js';
 
 export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
@@ -40,11 +49,23 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.post('/services/:serviceId/rotate-secret', {
+    // The body is optional: none means the defaults. Set before parsing, which a body given replaces,
+    // so that the admin API's check for a missing body (1101) lets this call through.
+    onRequest: async (request) => {
+      request.body = {};
+    },
     schema: adminSchema(
       "Rotate a service's webhook secret",
-      { description: 'Deliveries carry signatures of both the previous and the new secret for 24 h.', params: ServiceIdParams },
+      {
+        description: 'Body optional. Deliveries carry signatures of both the previous and the new secret for 24 h, or only the new one with `{"expirePreviousNow": true}`; a secret rotated out before the previous one stops signing at once.',
+        params: ServiceIdParams,
+        body: RotateSecretBody,
+      },
       RotatedSecret,
       ['1305'],
     ),
-  }, async (request) => answer(request, clock, { webhookSecret: await accounts.rotateSecret(request.params.serviceId) }));
+  }, async (request) => {
+    const webhookSecret = await accounts.rotateSecret(request.params.serviceId, request.body);
+    return answer(request, clock, { webhookSecret });
+  });
 }

@@ -112,7 +112,10 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
       return serviceView(await accounts.updateService(serviceId!, patch));
     }));
   services.command('rotate-secret').argument('<serviceId>').description('a new webhook secret; the previous one signs for 24 h more')
-    .action(action(env, async ({ accounts }, [serviceId]) => ({ webhookSecret: await accounts.rotateSecret(serviceId!) })));
+    .addOption(new Option('--expire-previous-now', 'retire the previous secret at once (it leaked): only the new one signs'))
+    .action(action(env, async ({ accounts }, [serviceId], o) => ({
+      webhookSecret: await accounts.rotateSecret(serviceId!, { expirePreviousNow: o.expirePreviousNow === true }),
+    })));
   return services;
 }
 
@@ -221,9 +224,12 @@ function messagesCommand(env: NodeJS.ProcessEnv): Command {
   return messages;
 }
 
-/** `admin` and its subcommands; `--database-url` (env DATABASE_URL) chooses the database. */
+/**
+ * `admin` and its subcommands; `--database-url` (env DATABASE_URL) chooses the database, `--phase`
+ * and `--delivery-allow-list` judge callback URLs as the server of that database does.
+ */
 export function adminCommand(env: NodeJS.ProcessEnv): Command {
-  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL'])
+  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL', 'PHASE', 'DELIVERY_ALLOW_LIST'])
     .description('manage services, users, tokens, devices and messages directly in the database');
   for (const sub of [servicesCommand, usersCommand, tokensCommand, devicesCommand, messagesCommand]) admin.addCommand(sub(env));
   return admin;

@@ -1,5 +1,6 @@
 /** Calling services, users and their access tokens: what the admin API and the CLI manage. */
 import { DEVICE_TYPES } from '../catalog/index.js';
+import type { UrlCheck } from '../delivery/address-guard.js';
 import { newWebhookSecret } from '../delivery/sign.js';
 import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
@@ -25,7 +26,11 @@ function checkAllowedDevices(allowedDevices: string[]): void {
   }
 }
 
-function checkUrl(name: string, value: string | null | undefined): void {
+/**
+ * A callback URL is judged when it is set by the delivery guard's own URL check (DESIGN J), so a
+ * URL that every delivery would refuse (phase OP: not https, or a private literal) is refused now.
+ */
+function checkUrl(name: string, value: string | null | undefined, guard: CallbackGuard): void {
   if (value === null || value === undefined) return;
   let url: URL;
   try {
@@ -36,7 +41,12 @@ function checkUrl(name: string, value: string | null | undefined): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw fail('1102', `${name} must be an http or https URL; got ${JSON.stringify(value)}.`);
   }
+  const check = guard(value);
+  if (!check.ok) throw fail('1102', `${name} ${JSON.stringify(value)} cannot receive messages: ${check.reason}.`);
 }
+
+/** The delivery guard's check of a callback URL's scheme and literal address, in this deployment's phase. */
+export type CallbackGuard = (url: string) => UrlCheck;
 
 export interface MessageWithAttempts {
   message: OutboxMessage;
@@ -47,15 +57,15 @@ export class Accounts {
   /** The partner checks read services, tokens and connections through this cache: each change here is told to it. */
   private readonly lookups: LookupInvalidation;
 
-  constructor(private readonly deps: { store: Store; clock: Clock }) {
+  constructor(private readonly deps: { store: Store; clock: Clock; checkCallbackUrl: CallbackGuard }) {
     this.lookups = lookupCacheOf(deps.store);
   }
 
   /** Creates a calling service; its key and webhook secret are returned once and never again. */
   async createService(input: NewServiceInput): Promise<{ service: Service; serviceKey: string; webhookSecret: string }> {
     checkAllowedDevices(input.allowedDevices);
-    checkUrl('callbackUrl', input.callbackUrl);
-    checkUrl('eventCallbackUrl', input.eventCallbackUrl);
+    checkUrl('callbackUrl', input.callbackUrl, this.deps.checkCallbackUrl);
+    checkUrl('eventCallbackUrl', input.eventCallbackUrl, this.deps.checkCallbackUrl);
     const serviceKey = randomId(24);
     const webhookSecret = newWebhookSecret();
     const service = await this.deps.store.createService(
@@ -86,8 +96,8 @@ export class Accounts {
 
   async updateService(serviceId: string, patch: ServicePatch): Promise<Service> {
     if (patch.allowedDevices) checkAllowedDevices(patch.allowedDevices);
-    checkUrl('callbackUrl', patch.callbackUrl);
-    checkUrl('eventCallbackUrl', patch.eventCallbackUrl);
+    checkUrl('callbackUrl', patch.callbackUrl, this.deps.checkCallbackUrl);
+    checkUrl('eventCallbackUrl', patch.eventCallbackUrl, this.deps.checkCallbackUrl);
     const service = await this.deps.store.updateService(serviceId, patch);
     await this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
@@ -99,11 +109,15 @@ export class Accounts {
     return service;
   }
 
-  /** A new current webhook secret; the previous one keeps signing for 24 h. */
-  async rotateSecret(serviceId: string): Promise<string> {
+  /**
+   * A new current webhook secret. The previous one keeps signing for 24 h, or stops at once with
+   * `expirePreviousNow` (a leaked secret); one rotated out before it stops at once either way.
+   */
+  async rotateSecret(serviceId: string, options: { expirePreviousNow?: boolean } = {}): Promise<string> {
     const secret = newWebhookSecret();
     const now = this.deps.clock.now();
-    const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, now + ROTATION_OVERLAP_MS);
+    const previousExpiresAt = options.expirePreviousNow === true ? now : now + ROTATION_OVERLAP_MS;
+    const rotated = await this.deps.store.rotateWebhookSecret(serviceId, secret, now, previousExpiresAt);
     await this.lookups.serviceChanged(serviceId);
     if (!rotated) throw fail('1305', `Service ${serviceId} does not exist.`);
     return secret;

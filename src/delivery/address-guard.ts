@@ -1,7 +1,8 @@
 /**
  * The SSRF guard of DESIGN C. Names are checked where they are resolved, at connect time, so a
  * name that rebinds to an internal address after registration is still refused; IP literals never
- * reach a resolver, so the URL check covers them.
+ * reach a resolver, so the URL check covers them. An IPv6 address that carries an IPv4 one is
+ * judged by the IPv4 inside (DESIGN J): that is where a translator or tunnel would deliver it.
  */
 import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
@@ -50,8 +51,22 @@ const REFUSED_RANGES: readonly { cidr: string; kind: string; inQa: boolean }[] =
   { cidr: 'ff00::/8', kind: 'multicast', inQa: true },
 ];
 
-// BlockList also matches IPv4-mapped IPv6 forms (::ffff:127.0.0.1) against the IPv4 rules.
 const RULES = REFUSED_RANGES.map((range) => ({ ...range, list: blockListOf([range.cidr]) }));
+
+/** IPv6 forms that carry an IPv4 address: the 16-bit groups they start with, and where the IPv4 sits. */
+const EMBEDDINGS: readonly { prefix: readonly number[]; at: number }[] = [
+  { prefix: [0, 0, 0, 0, 0, 0xffff], at: 6 }, // ::ffff:a.b.c.d, IPv4-mapped
+  { prefix: [0, 0, 0, 0, 0xffff, 0], at: 6 }, // ::ffff:0:a.b.c.d, IPv4-translated
+  { prefix: [0x64, 0xff9b, 0, 0, 0, 0], at: 6 }, // 64:ff9b::/96, NAT64
+  { prefix: [0x2002], at: 1 }, // 2002::/16, 6to4
+  { prefix: [0, 0, 0, 0, 0, 0], at: 6 }, // ::a.b.c.d, IPv4-compatible
+];
+
+/** Why an address is refused: its kind, and the IPv4 address inside it that was judged, if any. */
+interface Refusal {
+  kind: string;
+  inside: string | undefined;
+}
 
 const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 
@@ -59,8 +74,13 @@ const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z
 export function createAddressGuard({ phase, allowList }: GuardSettings): AddressGuard {
   const allowedHosts = new Set(allowList.filter((entry) => isHostName(entry)).map(bareHost));
   const allowedAddresses = blockListOf(allowList.filter((entry) => !isHostName(entry)));
-  const refusal = (address: string): string | undefined =>
-    allowedAddresses.check(address, family(address)) ? undefined : refusedKind(address, phase);
+  const allowed = (address: string): boolean => allowedAddresses.check(address, family(address));
+  const refusal = (address: string): Refusal | undefined => {
+    const inside = embeddedIpv4(address);
+    if (allowed(address) || (inside !== undefined && allowed(inside))) return undefined;
+    const kind = refusedKind(inside ?? address, phase);
+    return kind === undefined ? undefined : { kind, inside };
+  };
 
   return {
     checkUrl(url) {
@@ -75,8 +95,10 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
         return { ok: false, reason: `phase ${phase} accepts only ${schemes.join(' or ')} callback URLs` };
       }
       const host = bareHost(parsed.hostname);
-      const kind = isIP(host) ? refusal(host) : undefined;
-      return kind ? { ok: false, reason: `${host} is a ${kind} address, refused in phase ${phase}` } : { ok: true };
+      const refused = isIP(host) ? refusal(host) : undefined;
+      if (!refused) return { ok: true };
+      const inside = refused.inside === undefined ? '' : ` (${refused.inside} inside)`;
+      return { ok: false, reason: `${host} is a ${refused.kind} address${inside}, refused in phase ${phase}` };
     },
 
     lookup(hostname, options, callback) {
@@ -86,7 +108,7 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
         const permitted = trusted ? addresses : addresses.filter(({ address }) => !refusal(address));
         const [first] = permitted;
         if (!first) {
-          const refused = addresses.map(({ address }) => `${address} (${refusal(address)})`).join(', ');
+          const refused = addresses.map(({ address }) => `${address} (${describe(refusal(address))})`).join(', ');
           return callback(new AddressRefusedError(`callback host ${hostname} resolves to ${refused}, refused in phase ${phase}`), []);
         }
         if (options.all) callback(null, permitted);
@@ -99,6 +121,38 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
 /** One-off check of a callback URL's scheme and literal address, e.g. when a service registers it. */
 export function checkCallbackUrl(url: string, settings: GuardSettings): UrlCheck {
   return createAddressGuard(settings).checkUrl(url);
+}
+
+function describe(refusal: Refusal | undefined): string {
+  if (!refusal) return 'not refused';
+  return refusal.inside === undefined ? refusal.kind : `${refusal.kind}, ${refusal.inside} inside`;
+}
+
+/**
+ * The IPv4 address an IPv6 one carries, or undefined (also for an IPv4 address). `::` and `::1`
+ * keep their own IPv6 meaning rather than read as 0.0.0.0 and 0.0.0.1.
+ */
+export function embeddedIpv4(address: string): string | undefined {
+  if (isIP(address) !== 6) return undefined;
+  const groups = ipv6Groups(address);
+  if (groups.slice(0, 7).every((g) => g === 0) && (groups[7] ?? 0) <= 1) return undefined;
+  const form = EMBEDDINGS.find(({ prefix }) => prefix.every((g, i) => groups[i] === g));
+  if (!form) return undefined;
+  const [high = 0, low = 0] = groups.slice(form.at, form.at + 2);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/** The eight 16-bit groups of a valid IPv6 address, a trailing dotted quad and `::` expanded, any zone dropped. */
+function ipv6Groups(address: string): number[] {
+  const [text = ''] = address.split('%');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  const [a = 0, b = 0, c = 0, d = 0] = quad ? quad.slice(1).map(Number) : [];
+  const hex = quad ? `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}` : text;
+  const [head = '', tail] = hex.split('::');
+  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 function refusedKind(address: string, phase: Phase): string | undefined {

@@ -211,7 +211,10 @@ export interface Store extends DeliveryStore {
   getService(serviceId: string): Promise<Service | undefined>;
   listServices(): Promise<Service[]>;
   updateService(serviceId: string, patch: ServicePatch): Promise<Service | undefined>;
-  /** Makes `secret` current; the previous current secret stays valid until `previousExpiresAt`. */
+  /**
+   * Makes `secret` current; the previous current secret stays valid until `previousExpiresAt` (not
+   * kept at all when that is `at` or earlier), and any older one is deleted at once.
+   */
   rotateWebhookSecret(serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean>;
 
   createUser(user: User): Promise<boolean>;

@@ -134,9 +134,110 @@ describe('admin: services (DESIGN D)', () => {
       expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[webhookSecret, null], [first, now + ROTATION_OVERLAP_MS]]);
     });
 
+    it('keeps only the current and one previous secret: each rotation drops an older one at once (DESIGN J)', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const rotated: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        now += 1000;
+        rotated.push((await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`)).json().response.webhookSecret);
+      }
+      const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
+      expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[rotated[4], null], [rotated[3], now + ROTATION_OVERLAP_MS]]);
+    });
+
+    it('{"expirePreviousNow": true} retires the previous secret at once: only the new one is kept', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`);
+      now += 1000;
+      const res = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, { expirePreviousNow: true });
+      expect(res.statusCode).toBe(200);
+      const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
+      expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[res.json().response.webhookSecret, null]]);
+      // false is the default: the previous one signs for 24 h more.
+      const kept = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, { expirePreviousNow: false });
+      expect((await t.ctx.store.getService(serviceId))!.webhookSecrets.map((s) => s.secret)).toEqual([kept.json().response.webhookSecret, secrets[0]!.secret]);
+    });
+
+    it.each([
+      [{ expirePreviousNow: 'yes' }, 'expirePreviousNow must be boolean.'],
+      [{ expireAll: true }, 'body may not contain "expireAll".'],
+    ])('refuses the body %j with 1102 and rotates nothing', async (body, message) => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const before = await t.ctx.store.getService(serviceId);
+      const res = await callAdmin(t.app, 'POST', `/admin/services/${serviceId}/rotate-secret`, body);
+      expect([res.statusCode, res.json().error]).toEqual([400, { code: '1102', message }]);
+      expect(await t.ctx.store.getService(serviceId)).toEqual(before);
+    });
+
     it('an unknown service answers 1305', async () => {
       const res = await callAdmin(t.app, 'POST', '/admin/services/svc_nobody/rotate-secret');
       expect([res.statusCode, res.json().error]).toEqual([404, { code: '1305', message: 'Service svc_nobody does not exist.' }]);
+    });
+  });
+});
+
+describe('admin: callback URLs are judged when set (DESIGN C, J)', () => {
+  let t: TestApp;
+  afterEach(() => t.close());
+  const create = (body: unknown) => callAdmin(t.app, 'POST', '/admin/services', body);
+  const patch = (serviceId: string, body: unknown) => callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, body);
+  const service = (urls: object) => ({ name: 'Partner', allowedDevices: ['DEVICE_WASHER'], ...urls });
+
+  const refusedInOp = [
+    ['callbackUrl', 'http://partner.example/hooks', 'phase OP accepts only https: callback URLs'],
+    ['callbackUrl', 'https://127.0.0.1:8443/hooks', '127.0.0.1 is a loopback address, refused in phase OP'],
+    ['eventCallbackUrl', 'https://10.1.2.3/events', '10.1.2.3 is a private address, refused in phase OP'],
+    ['callbackUrl', 'https://[::1]/hooks', '::1 is a loopback address, refused in phase OP'],
+    ['callbackUrl', 'https://[64:ff9b::a00:1]/hooks', '64:ff9b::a00:1 is a private address (10.0.0.1 inside), refused in phase OP'],
+    ['eventCallbackUrl', 'https://169.254.169.254/latest', '169.254.169.254 is a link-local (cloud metadata) address, refused in phase OP'],
+  ] as const;
+
+  describe('phase OP', () => {
+    beforeEach(async () => {
+      t = await testApp({ settings: { PHASE: 'OP', DELIVERY_ALLOW_LIST: '192.168.7.0/24' } });
+    });
+
+    it.each(refusedInOp)('POST refuses %s %s with 1102 naming the problem, and creates nothing', async (field, url, reason) => {
+      const res = await create(service({ [field]: url }));
+      expect([res.statusCode, res.json().error]).toEqual([400, { code: '1102', message: `${field} "${url}" cannot receive messages: ${reason}.` }]);
+      expect(await t.ctx.store.listServices()).toEqual([]);
+    });
+
+    it.each(refusedInOp)('PATCH refuses %s %s with 1102, and changes nothing', async (field, url, reason) => {
+      const { serviceId } = (await create(service({ callbackUrl: 'https://partner.example/hooks' }))).json().response;
+      const before = await t.ctx.store.getService(serviceId);
+      const res = await patch(serviceId, { name: 'Renamed', [field]: url });
+      expect([res.statusCode, res.json().error]).toEqual([400, { code: '1102', message: `${field} "${url}" cannot receive messages: ${reason}.` }]);
+      expect(await t.ctx.store.getService(serviceId)).toEqual(before);
+    });
+
+    it('accepts public https URLs, and private ones the allow-list names', async () => {
+      const created = await create(service({ callbackUrl: 'https://partner.example/hooks', eventCallbackUrl: 'https://192.168.7.9/events' }));
+      expect(created.statusCode).toBe(200);
+      const { serviceId } = created.json().response;
+      const patched = await patch(serviceId, { callbackUrl: 'https://[2002:5db8:d70e::1]/hooks', eventCallbackUrl: null });
+      expect(patched.json().response).toMatchObject({ callbackUrl: 'https://[2002:5db8:d70e::1]/hooks', eventCallbackUrl: null });
+    });
+  });
+
+  describe('phase QA', () => {
+    beforeEach(async () => {
+      t = await testApp({ settings: { PHASE: 'QA' } });
+    });
+
+    it('accepts http, loopback and private networks on create and patch', async () => {
+      const created = await create(service({ callbackUrl: 'http://127.0.0.1:3000/hooks', eventCallbackUrl: 'http://[::1]:3000/events' }));
+      expect(created.statusCode).toBe(200);
+      const patched = await patch(created.json().response.serviceId, { callbackUrl: 'http://192.168.1.20/hooks', eventCallbackUrl: 'https://10.1.2.3/events' });
+      expect(patched.json().response).toMatchObject({ callbackUrl: 'http://192.168.1.20/hooks', eventCallbackUrl: 'https://10.1.2.3/events' });
+    });
+
+    it('still refuses the metadata address, as every delivery to it would be', async () => {
+      const res = await create(service({ callbackUrl: 'http://169.254.169.254/latest' }));
+      expect(res.json().error).toEqual({
+        code: '1102',
+        message: 'callbackUrl "http://169.254.169.254/latest" cannot receive messages: 169.254.169.254 is a link-local (cloud metadata) address, refused in phase QA.',
+      });
     });
   });
 });

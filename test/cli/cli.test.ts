@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
 import { runCli } from './process.js';
 
 describe('appliance-cloud (a real process)', () => {
@@ -63,6 +64,37 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(Object.keys(service).sort()).toEqual(['serviceId', 'serviceKey', 'webhookSecret']);
     expect(service.webhookSecret).toMatch(/^whsec_/);
     made.serviceId = String(service.serviceId);
+  });
+
+  it('services create and update refuse in phase OP a callback URL that no delivery could reach, with 1102', async () => {
+    const created = await runCli(
+      ['admin', 'services', 'create', '--name', 'P', '--allowed-devices', 'DEVICE_WASHER', '--callback-url', 'http://partner.example/hooks'],
+      { ...env, PHASE: 'OP' },
+    );
+    expect([created.code, created.stderr.trim()]).toEqual([
+      1,
+      'error 1102: callbackUrl "http://partner.example/hooks" cannot receive messages: phase OP accepts only https: callback URLs.',
+    ]);
+    const updated = await runCli(['admin', 'services', 'update', made.serviceId!, '--event-callback-url', 'https://10.1.2.3/events', '--phase', 'OP'], env);
+    expect([updated.code, updated.stderr.trim()]).toEqual([
+      1,
+      'error 1102: eventCallbackUrl "https://10.1.2.3/events" cannot receive messages: 10.1.2.3 is a private address, refused in phase OP.',
+    ]);
+    // Phase QA, the admin command's default, takes a receiver on the developer's machine.
+    const local = await admin('services', 'update', made.serviceId!, '--callback-url', 'http://127.0.0.1:3000/hooks');
+    expect(local).toMatchObject({ callbackUrl: 'http://127.0.0.1:3000/hooks', eventCallbackUrl: null });
+  });
+
+  it('services rotate-secret prints a new secret; with --expire-previous-now no other one signs', async () => {
+    const rotated = await admin('services', 'rotate-secret', made.serviceId!);
+    const retired = await admin('services', 'rotate-secret', made.serviceId!, '--expire-previous-now');
+    expect([rotated.webhookSecret, retired.webhookSecret]).toEqual([expect.stringMatching(/^whsec_/), expect.stringMatching(/^whsec_/)]);
+    const store = await openStore(env.DATABASE_URL!);
+    try {
+      expect((await store.getService(made.serviceId!))?.webhookSecrets.map((s) => s.secret)).toEqual([retired.webhookSecret]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('users create prints the user', async () => {

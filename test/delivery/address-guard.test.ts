@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { AddressRefusedError, checkCallbackUrl, createAddressGuard, type GuardSettings } from '../../src/delivery/address-guard.js';
+import { AddressRefusedError, checkCallbackUrl, createAddressGuard, embeddedIpv4, type GuardSettings } from '../../src/delivery/address-guard.js';
 
 const OP: GuardSettings = { phase: 'OP', allowList: [] };
 const QA: GuardSettings = { phase: 'QA', allowList: [] };
@@ -72,6 +72,69 @@ describe('checkCallbackUrl', () => {
 
   it.each(['10.0.0.0/33', '10.0.0.0/8/1', '10.0.0.0/x', 'not a host!'])('throws on the allow-list entry %j', (entry) => {
     expect(() => createAddressGuard({ phase: 'OP', allowList: [entry] })).toThrow(/allow-list entry/);
+  });
+});
+
+/** IPv6 forms that carry 127.0.0.1 (DESIGN J), as a URL writes them. */
+const LOOPBACK_INSIDE = [
+  ['::127.0.0.1', 'IPv4-compatible'],
+  ['::7f00:1', 'IPv4-compatible, in hex'],
+  ['::ffff:127.0.0.1', 'IPv4-mapped'],
+  ['::ffff:0:7f00:1', 'IPv4-translated'],
+  ['::ffff:0:127.0.0.1', 'IPv4-translated, dotted'],
+  ['64:ff9b::7f00:1', 'NAT64'],
+  ['64:ff9b::127.0.0.1', 'NAT64, dotted'],
+  ['2002:7f00:0001::', '6to4'],
+  ['2002:7f00:1:abcd::5', '6to4 with a subnet and host'],
+] as const;
+
+describe('IPv6 forms that embed an IPv4 address are judged by the IPv4 inside (DESIGN J)', () => {
+  it.each<[string, string | undefined]>([
+    ...LOOPBACK_INSIDE.map(([address]): [string, string] => [address, '127.0.0.1']),
+    ['64:ff9b::a9fe:a9fe', '169.254.169.254'],
+    ['2002:0a00:0001::1', '10.0.0.1'],
+    ['64:FF9B::5DB8:D70E', '93.184.215.14'],
+    ['fe80::1', undefined],
+    ['2001:db8::7f00:1', undefined],
+    ['::1', undefined],
+    ['::', undefined],
+    ['127.0.0.1', undefined],
+  ])('%s carries %s', (address, inside) => {
+    expect(embeddedIpv4(address)).toBe(inside);
+  });
+
+  it.each(LOOPBACK_INSIDE)('OP refuses the URL of %s (%s), naming the address inside', (address) => {
+    const host = new URL(`https://[${address}]/`).hostname.slice(1, -1);
+    expect(checkCallbackUrl(`https://[${address}]/hook`, OP)).toEqual({
+      ok: false,
+      reason: `${host} is a loopback address (127.0.0.1 inside), refused in phase OP`,
+    });
+  });
+
+  it.each(LOOPBACK_INSIDE)("OP's lookup refuses %s (%s)", async (address) => {
+    const refusal = resolve(OP, address);
+    await expect(refusal).rejects.toBeInstanceOf(AddressRefusedError);
+    await expect(refusal).rejects.toThrow('(loopback, 127.0.0.1 inside), refused in phase OP');
+    await expect(resolve(OP, address, false)).rejects.toBeInstanceOf(AddressRefusedError);
+  });
+
+  it('refuses private and metadata addresses inside, and passes public ones, in the URL and the lookup', async () => {
+    expect(checkCallbackUrl('https://[2002:0a00:0001::1]/hook', OP)).toMatchObject({ ok: false, reason: expect.stringContaining('private address (10.0.0.1 inside)') });
+    expect(checkCallbackUrl('https://[::ffff:0:c0a8:114]/hook', OP)).toMatchObject({ ok: false, reason: expect.stringContaining('(192.168.1.20 inside)') });
+    // The metadata address is refused in QA too, however it is written.
+    expect(checkCallbackUrl('http://[64:ff9b::a9fe:a9fe]/', QA)).toMatchObject({ ok: false, reason: expect.stringContaining('link-local (cloud metadata) address (169.254.169.254 inside)') });
+    await expect(resolve(QA, '::169.254.169.254')).rejects.toThrow('(link-local (cloud metadata), 169.254.169.254 inside)');
+    for (const address of ['64:ff9b::5db8:d70e', '2002:5db8:d70e::1']) {
+      expect(checkCallbackUrl(`https://[${address}]/hook`, OP)).toEqual({ ok: true });
+      expect(await resolve(OP, address)).toEqual([{ address, family: 6 }]);
+    }
+  });
+
+  it('QA allows loopback inside as it allows loopback, and the allow-list passes the address inside', async () => {
+    expect(checkCallbackUrl('http://[64:ff9b::7f00:1]/hook', QA)).toEqual({ ok: true });
+    const allowed = { phase: 'OP', allowList: ['127.0.0.1'] } as const;
+    expect(checkCallbackUrl('https://[2002:7f00:1::]/hook', allowed)).toEqual({ ok: true });
+    expect(await resolve(allowed, '::ffff:0:7f00:1')).toEqual([{ address: '::ffff:0:7f00:1', family: 6 }]);
   });
 });
 

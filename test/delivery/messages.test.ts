@@ -103,6 +103,46 @@ describe('delivery of messages to partners (DESIGN A.8, C)', () => {
     expect(pushes.received).toHaveLength(0);
   });
 
+  it('stops messages about devices of a type the service lost, still delivers those recorded before, and lists them no more (DESIGN J)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
+    const [washer, dryer] = world.devices.map((d) => d.deviceId) as [string, string];
+    await partner(world, 'GET', '/devices');
+    for (const deviceId of [washer, dryer]) {
+      expect((await partner(world, 'POST', `/push/${deviceId}`)).statusCode).toBe(200);
+      expect((await partner(world, 'POST', `/event/${deviceId}`)).statusCode).toBe(200);
+    }
+    const listed = async (path: '/push' | '/event') => ((await partner(world, 'GET', path)).json().response as { deviceId: string }[] | null)?.map((s) => s.deviceId);
+    const push = (deviceId: string, pushCode: string) => admin('POST', `/admin/devices/${deviceId}/push`, { pushCode });
+    const report = (currentState: string) => admin('POST', `/admin/devices/${dryer}/report`, { runState: { currentState } });
+
+    // No callback URL yet: these are accepted for delivery and held until there is one.
+    expect((await push(dryer, 'DRYING_IS_COMPLETE')).statusCode).toBe(200);
+    expect((await report('RUNNING')).statusCode).toBe(200);
+    expect((await admin('PATCH', `/admin/services/${world.serviceId}`, { allowedDevices: ['DEVICE_WASHER'] })).statusCode).toBe(200);
+    expect(await listed('/push')).toEqual([washer]);
+    expect(await listed('/event')).toEqual([washer]);
+    expect((await push(dryer, 'DRYING_FAILED')).statusCode).toBe(200);
+    expect((await report('END')).statusCode).toBe(200);
+    expect((await push(washer, 'WASHING_IS_COMPLETE')).statusCode).toBe(200);
+
+    const hooks = await receiver();
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await settled(t.ctx.store, world.serviceId);
+    const secrets = await secretsOf(t.ctx.store, world.serviceId);
+    const about = (deviceId: string) => hooks.delivered(secrets).filter((d) => d.payload.deviceId === deviceId).map((d) => d.payload.pushCode ?? d.payload.report);
+    expect(about(dryer)).toEqual(['DRYING_IS_COMPLETE', { runState: { currentState: 'RUNNING' } }]);
+    expect(about(washer)).toEqual(['WASHING_IS_COMPLETE']);
+
+    // The dryer's subscriptions were kept, dormant: allowing dryers again brings them back.
+    await admin('PATCH', `/admin/services/${world.serviceId}`, { allowedDevices: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
+    expect(await listed('/push')).toEqual([washer, dryer]);
+    expect(await listed('/event')).toEqual([washer, dryer]);
+    expect((await push(dryer, 'DRYING_IS_COMPLETE')).statusCode).toBe(200);
+    await settled(t.ctx.store, world.serviceId);
+    expect(about(dryer)).toEqual(['DRYING_IS_COMPLETE', { runState: { currentState: 'RUNNING' } }, 'DRYING_IS_COMPLETE']);
+    expect(about(washer)).toEqual(['WASHING_IS_COMPLETE']);
+  });
+
   it('signs with both the old and the new secret during a rotation, each verifying alone', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
     const hooks = await receiver();
@@ -117,6 +157,38 @@ describe('delivery of messages to partners (DESIGN A.8, C)', () => {
     expect(hooks.delivered([old!]).map((d) => d.payload.alias)).toEqual(['Rotated']);
     expect(hooks.delivered([current]).map((d) => d.payload.alias)).toEqual(['Rotated']);
     expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  });
+
+  it('signs with at most two secrets after five rotations: the current one and the one before it (DESIGN J)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const hooks = await receiver();
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await partner(world, 'GET', '/devices');
+    const secrets = await secretsOf(t.ctx.store, world.serviceId);
+    for (let i = 0; i < 5; i++) secrets.unshift((await admin('POST', `/admin/services/${world.serviceId}/rotate-secret`)).json().response.webhookSecret);
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'Rotated five times' });
+
+    await settled(t.ctx.store, world.serviceId);
+    expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(hooks.delivered([secrets[0]!]).map((d) => d.payload.alias)).toEqual(['Rotated five times']);
+    expect(hooks.delivered([secrets[1]!])).toHaveLength(1);
+    for (const retired of secrets.slice(2)) expect(() => hooks.delivered([retired])).toThrow(/does not verify/);
+  });
+
+  it('signs with the new secret alone once the previous one is retired with expirePreviousNow', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const hooks = await receiver();
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await partner(world, 'GET', '/devices');
+    const [leaked] = await secretsOf(t.ctx.store, world.serviceId);
+    const rotated = await admin('POST', `/admin/services/${world.serviceId}/rotate-secret`, { expirePreviousNow: true });
+    const current = rotated.json().response.webhookSecret as string;
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'After the leak' });
+
+    await settled(t.ctx.store, world.serviceId);
+    expect(String(hooks.received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(hooks.delivered([current]).map((d) => d.payload.alias)).toEqual(['After the leak']);
+    expect(() => hooks.delivered([leaked!])).toThrow(/does not verify/);
   });
 
   it('retries with the same webhook-id until the receiver accepts, and the admin lists every attempt', async () => {

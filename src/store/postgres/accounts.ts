@@ -77,8 +77,14 @@ export async function rotateWebhookSecret(sql: Sql, serviceId: string, secret: s
   return sql.transaction(async (tx) => {
     // Concurrent rotations of one service take turns, so exactly one secret stays current.
     if (!(await tx.one('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId))) return false;
-    // Secrets past their grace period sign nothing any more.
-    await tx.run('DELETE FROM webhook_secrets WHERE service_id = $1 AND expires_at <= $2', serviceId, at);
+    // Only the current secret and one previous one sign (DESIGN J): an older previous one goes now,
+    // and so does the current one when it is retired at once.
+    await tx.run(
+      'DELETE FROM webhook_secrets WHERE service_id = $1 AND (expires_at IS NOT NULL OR $2::double precision <= $3::double precision)',
+      serviceId,
+      previousExpiresAt,
+      at,
+    );
     await tx.run('UPDATE webhook_secrets SET expires_at = $1 WHERE service_id = $2 AND expires_at IS NULL', previousExpiresAt, serviceId);
     await tx.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES ($1, $2, $3)', serviceId, secret, at);
     return true;

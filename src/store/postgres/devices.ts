@@ -18,6 +18,7 @@ import {
 import type { Device, DeviceState, NewDevice } from '../store.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './outbox.js';
+import { allowsType } from './subscriptions.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
 const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
@@ -153,10 +154,13 @@ export async function applyReport(sql: Sql, deviceId: string, status: DeviceStat
       JSON.stringify(status),
     );
     if (!updated) throw unknownDevice(deviceId);
+    // Only services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J).
     const subscribers = await tx.all<EventSubscriber>(
-      `SELECT service_id AS "serviceId", user_number AS "userNumber", created_at AS "subscribedAt", expires_at AS "expiresAt"
-       FROM event_subscriptions WHERE device_id = $1 ORDER BY id`,
+      `SELECT e.service_id AS "serviceId", e.user_number AS "userNumber", e.created_at AS "subscribedAt", e.expires_at AS "expiresAt"
+       FROM event_subscriptions e JOIN services s ON s.service_id = e.service_id
+       WHERE e.device_id = $1 AND ${allowsType('s', '$2')} ORDER BY e.id`,
       deviceId,
+      updated.deviceType,
     );
     await recordMessages(tx, statusMessages({ deviceId, deviceType: updated.deviceType }, report, subscribers, at), at);
     return updated.version;
@@ -177,10 +181,12 @@ interface PushRow {
 /** An unknown device has no subscribers, so nothing is recorded for it. */
 export async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
   await sql.transaction(async (tx) => {
-    // The device's type and its subscribers in one read; no subscriber gives one row of nulls.
+    // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
+    // services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J).
     const rows = await tx.all<PushRow>(
       `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
        FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
+         AND EXISTS (SELECT 1 FROM services s WHERE s.service_id = p.service_id AND ${allowsType('s', 'd.device_type')})
        WHERE d.device_id = $1 ORDER BY p.id`,
       deviceId,
     );

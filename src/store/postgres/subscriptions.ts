@@ -1,15 +1,28 @@
 /**
  * Push and event subscriptions of a (service, user) pair to a device. The schema ties each one to
  * the pair's connection and the user's registration of the device: adding one without both throws.
+ * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
+ * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
 import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
 import type { Sql } from './database.js';
 
+/** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
+export function allowsType(service: string, deviceType: string): string {
+  return `${deviceType} = ANY (${service}.allowed_devices)`;
+}
+
+/** The subscriptions `x` of the pair ($1, $2), joined to their device `d` and service `s`, that the service may see. */
+function visibleOf(table: string): string {
+  return `${table} x JOIN devices d ON d.device_id = x.device_id JOIN services s ON s.service_id = x.service_id
+    WHERE x.service_id = $1 AND x.user_number = $2 AND ${allowsType('s', 'd.device_type')}`;
+}
+
 /** Oldest first. */
 export async function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): Promise<PushSubscription[]> {
   return sql.all<PushSubscription>(
-    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_id AS "deviceId", created_at AS "createdAt"
-     FROM push_subscriptions WHERE service_id = $1 AND user_number = $2 ORDER BY id`,
+    `SELECT x.service_id AS "serviceId", x.user_number AS "userNumber", x.device_id AS "deviceId", x.created_at AS "createdAt"
+     FROM ${visibleOf('push_subscriptions')} ORDER BY x.id`,
     serviceId,
     userNumber,
   );
@@ -39,8 +52,8 @@ export async function removePushSubscription(sql: Sql, serviceId: string, userNu
 /** Unexpired at `now`, oldest first. */
 export async function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
   return sql.all<EventSubscription>(
-    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_id AS "deviceId", expires_at AS "expiresAt"
-     FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND expires_at > $3 ORDER BY id`,
+    `SELECT x.service_id AS "serviceId", x.user_number AS "userNumber", x.device_id AS "deviceId", x.expires_at AS "expiresAt"
+     FROM ${visibleOf('event_subscriptions')} AND x.expires_at > $3 ORDER BY x.id`,
     serviceId,
     userNumber,
     now,
@@ -49,8 +62,8 @@ export async function listEventSubscriptions(sql: Sql, serviceId: string, userNu
 
 /**
  * Renews an existing subscription (even an expired one); else creates one unless the pair is at its
- * limit. The pair's connection row is locked first, so concurrent subscribers of one pair count in
- * turn and never pass the limit together.
+ * limit, counted as GET /event lists them. The pair's connection row is locked first, so concurrent
+ * subscribers of one pair count in turn and never pass the limit together.
  */
 export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
   return sql.transaction(async (tx) => {
@@ -65,7 +78,7 @@ export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, 
     );
     if (renewed === 1) return 'renewed';
     const held = await tx.one<{ n: number }>(
-      'SELECT count(*)::integer AS n FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND expires_at > $3',
+      `SELECT count(*)::integer AS n FROM ${visibleOf('event_subscriptions')} AND x.expires_at > $3`,
       sub.serviceId,
       sub.userNumber,
       now,

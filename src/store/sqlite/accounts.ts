@@ -86,8 +86,9 @@ function definedFields(patch: ServicePatch): ServicePatch {
 export function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): boolean {
   return sql.write(() => {
     if (!sql.one('SELECT 1 FROM services WHERE service_id = ?', serviceId)) return false;
-    // Secrets past their grace period sign nothing any more.
-    sql.run('DELETE FROM webhook_secrets WHERE service_id = ? AND expires_at <= ?', serviceId, at);
+    // Only the current secret and one previous one sign (DESIGN J): an older previous one goes now,
+    // and so does the current one when it is retired at once.
+    sql.run('DELETE FROM webhook_secrets WHERE service_id = ? AND (expires_at IS NOT NULL OR ? <= ?)', serviceId, previousExpiresAt, at);
     sql.run('UPDATE webhook_secrets SET expires_at = ? WHERE service_id = ? AND expires_at IS NULL', previousExpiresAt, serviceId);
     sql.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES (?, ?, ?)', serviceId, secret, at);
     return true;

@@ -15,6 +15,7 @@ import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
+import { allowsType } from './subscriptions.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
@@ -167,7 +168,7 @@ export function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, re
       deviceId,
     );
     if (!updated) throw new Error(`Device ${deviceId} has no status`);
-    recordMessages(sql, statusMessages(devicePlace(device), report, eventSubscribers(sql, deviceId), at), at);
+    recordMessages(sql, statusMessages(devicePlace(device), report, eventSubscribers(sql, device), at), at);
     return updated.version;
   });
 }
@@ -182,7 +183,7 @@ function versionOf(sql: Sql, deviceId: string): number {
 export function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): void {
   sql.write(() => {
     const device = deviceRow(sql, deviceId);
-    if (device) recordMessages(sql, pushMessages(devicePlace(device), pushCode, pushSubscribers(sql, deviceId)), at);
+    if (device) recordMessages(sql, pushMessages(devicePlace(device), pushCode, pushSubscribers(sql, device)), at);
   });
 }
 
@@ -242,20 +243,26 @@ function listenersOf(sql: Sql, userNumber: string): LifecycleListener[] {
   }));
 }
 
-function pushSubscribers(sql: Sql, deviceId: string): Subscriber[] {
+/** Subscribers of services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J). */
+function pushSubscribers(sql: Sql, device: DeviceRow): Subscriber[] {
   return sql
     .all<{ service_id: string; user_number: string; created_at: number }>(
-      'SELECT service_id, user_number, created_at FROM push_subscriptions WHERE device_id = ? ORDER BY id',
-      deviceId,
+      `SELECT p.service_id, p.user_number, p.created_at FROM push_subscriptions p JOIN services s ON s.service_id = p.service_id
+       WHERE p.device_id = ? AND ${allowsType('s', '?')} ORDER BY p.id`,
+      device.device_id,
+      device.device_type,
     )
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at }));
 }
 
-function eventSubscribers(sql: Sql, deviceId: string): EventSubscriber[] {
+/** As pushSubscribers. */
+function eventSubscribers(sql: Sql, device: DeviceRow): EventSubscriber[] {
   return sql
     .all<{ service_id: string; user_number: string; created_at: number; expires_at: number }>(
-      'SELECT service_id, user_number, created_at, expires_at FROM event_subscriptions WHERE device_id = ? ORDER BY id',
-      deviceId,
+      `SELECT e.service_id, e.user_number, e.created_at, e.expires_at FROM event_subscriptions e JOIN services s ON s.service_id = e.service_id
+       WHERE e.device_id = ? AND ${allowsType('s', '?')} ORDER BY e.id`,
+      device.device_id,
+      device.device_type,
     )
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at, expiresAt: r.expires_at }));
 }

@@ -1,6 +1,8 @@
 /**
  * Push and event subscriptions of a (service, user) pair to a device. The schema ties each one to
  * the pair's connection and the user's registration of the device: adding one without both throws.
+ * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
+ * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
 import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
 import type { Sql } from './database.js';
@@ -13,11 +15,22 @@ interface SubscriptionRow {
   expires_at: number;
 }
 
+/** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
+export function allowsType(service: string, deviceType: string): string {
+  return `${deviceType} IN (SELECT value FROM json_each(${service}.allowed_devices))`;
+}
+
+/** The subscriptions `x` of a pair, joined to their device `d` and service `s`, that the service may see. */
+function visibleOf(table: string): string {
+  return `${table} x JOIN devices d ON d.device_id = x.device_id JOIN services s ON s.service_id = x.service_id
+    WHERE x.service_id = ? AND x.user_number = ? AND ${allowsType('s', 'd.device_type')}`;
+}
+
 /** Oldest first. */
 export function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): PushSubscription[] {
   return sql
     .all<SubscriptionRow>(
-      'SELECT service_id, user_number, device_id, created_at FROM push_subscriptions WHERE service_id = ? AND user_number = ? ORDER BY id',
+      `SELECT x.service_id, x.user_number, x.device_id, x.created_at FROM ${visibleOf('push_subscriptions')} ORDER BY x.id`,
       serviceId,
       userNumber,
     )
@@ -44,8 +57,7 @@ export function removePushSubscription(sql: Sql, serviceId: string, userNumber: 
 export function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): EventSubscription[] {
   return sql
     .all<SubscriptionRow>(
-      `SELECT service_id, user_number, device_id, expires_at FROM event_subscriptions
-       WHERE service_id = ? AND user_number = ? AND expires_at > ? ORDER BY id`,
+      `SELECT x.service_id, x.user_number, x.device_id, x.expires_at FROM ${visibleOf('event_subscriptions')} AND x.expires_at > ? ORDER BY x.id`,
       serviceId,
       userNumber,
       now,
@@ -53,7 +65,10 @@ export function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: 
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, deviceId: r.device_id, expiresAt: r.expires_at }));
 }
 
-/** Renews an existing subscription (even an expired one); else creates one unless the pair is at its limit. */
+/**
+ * Renews an existing subscription (even an expired one); else creates one unless the pair is at its
+ * limit, counted as GET /event lists them.
+ */
 export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): EventSubscribeResult {
   return sql.write(() => {
     const renewed = sql.run(
@@ -65,7 +80,7 @@ export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: n
     );
     if (renewed === 1) return 'renewed';
     const held = sql.one<{ n: number }>(
-      'SELECT count(*) AS n FROM event_subscriptions WHERE service_id = ? AND user_number = ? AND expires_at > ?',
+      `SELECT count(*) AS n FROM ${visibleOf('event_subscriptions')} AND x.expires_at > ?`,
       sub.serviceId,
       sub.userNumber,
       now,

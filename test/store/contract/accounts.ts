@@ -62,6 +62,22 @@ export function accountsContract(open: () => Promise<Store>): void {
       ]);
       expect(await store().rotateWebhookSecret('nope', 'whsec_x', later, later)).toBe(false);
     });
+
+    it('keeps at most the current secret and one previous one: a rotation drops an older one at once', async () => {
+      await addService(store(), 'S1');
+      for (const n of [2, 3, 4, 5, 6]) await store().rotateWebhookSecret('S1', `whsec_${n}`, T0 + n, T0 + n + 24 * HOUR);
+      expect((await store().getService('S1'))?.webhookSecrets).toEqual([
+        { secret: 'whsec_6', createdAt: T0 + 6, expiresAt: null },
+        { secret: 'whsec_5', createdAt: T0 + 5, expiresAt: T0 + 6 + 24 * HOUR },
+      ]);
+    });
+
+    it('retires the previous secret at once when it expires at the rotation, and keeps only the new one', async () => {
+      await addService(store(), 'S1');
+      await store().rotateWebhookSecret('S1', 'whsec_2', T0 + 1, T0 + 1 + 24 * HOUR);
+      expect(await store().rotateWebhookSecret('S1', 'whsec_3', T0 + 2, T0 + 2)).toBe(true);
+      expect((await store().getService('S1'))?.webhookSecrets).toEqual([{ secret: 'whsec_3', createdAt: T0 + 2, expiresAt: null }]);
+    });
   });
 
   describe('users and tokens', () => {

@@ -237,6 +237,67 @@ export function fanoutContract(open: () => Promise<Store>): void {
     });
   });
 
+  describe('a service that no longer allows a device type (DESIGN J)', () => {
+    /** S1 allows washers and dryers; U1's washer D1 and dryer D2 are subscribed to push and events. */
+    async function subscribedToBoth(): Promise<void> {
+      await addService(store(), 'S1', [WASHER, DRYER]);
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      await addDevice(store(), 'D1', 'U1', WASHER);
+      await addDevice(store(), 'D2', 'U1', DRYER);
+      for (const deviceId of ['D1', 'D2']) {
+        await store().addPushSubscription('S1', 'U1', deviceId, T0);
+        await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt: T0 + HOUR }, T0, 100);
+      }
+    }
+
+    const changes = async (at: number): Promise<void> => {
+      for (const deviceId of ['D1', 'D2']) {
+        await store().recordPush(deviceId, 'A_NOTIFICATION', at);
+        await store().applyReport(deviceId, { a: at }, { a: at }, at);
+      }
+    };
+    const told = async (since: number) =>
+      (await recorded(store(), 'S1')).filter((m) => m.message.createdAt >= since).map((m) => [m.payload.pushType, m.payload.deviceId]);
+
+    it('is told nothing more about devices of the type it lost; what was recorded before stays pending', async () => {
+      await subscribedToBoth();
+      await changes(T0 + 1);
+      await store().updateService('S1', { allowedDevices: [DRYER] });
+      await changes(T0 + 2);
+
+      expect(await told(T0 + 2)).toEqual([['DEVICE_PUSH', 'D2'], ['DEVICE_STATUS', 'D2']]);
+      const before = (await recorded(store(), 'S1')).filter((m) => m.message.createdAt === T0 + 1);
+      expect(before.map((m) => [m.payload.pushType, m.payload.deviceId, m.message.status])).toEqual([
+        ['DEVICE_PUSH', 'D1', 'pending'],
+        ['DEVICE_STATUS', 'D1', 'pending'],
+        ['DEVICE_PUSH', 'D2', 'pending'],
+        ['DEVICE_STATUS', 'D2', 'pending'],
+      ]);
+    });
+
+    it('is told again once the type is allowed again: the subscriptions were kept', async () => {
+      await subscribedToBoth();
+      await store().updateService('S1', { allowedDevices: [] });
+      await changes(T0 + 1);
+      expect(await told(T0 + 1)).toEqual([]);
+      await store().updateService('S1', { allowedDevices: [WASHER] });
+      await changes(T0 + 2);
+      expect(await told(T0 + 2)).toEqual([['DEVICE_PUSH', 'D1'], ['DEVICE_STATUS', 'D1']]);
+    });
+
+    it('leaves the other services that allow the type their messages', async () => {
+      await subscribedToBoth();
+      await addService(store(), 'S2', [WASHER]);
+      await connect(store(), 'S2', 'U1');
+      await store().addPushSubscription('S2', 'U1', 'D1', T0);
+      await store().updateService('S1', { allowedDevices: [DRYER] });
+      await store().recordPush('D1', 'A_NOTIFICATION', T0 + 1);
+      expect((await recorded(store(), 'S2')).map((m) => m.payload.pushType)).toEqual(['DEVICE_PUSH']);
+      expect(await told(T0 + 1)).toEqual([]);
+    });
+  });
+
   describe('sequence', () => {
     it('numbers each (service, device) pair from 1 in the order the changes occurred', async () => {
       await addService(store(), 'S1');

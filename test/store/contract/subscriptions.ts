@@ -1,7 +1,7 @@
 /** Contract: push and event subscriptions. */
 import { describe, expect, it } from 'vitest';
 import type { EventSubscription, Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, freshStore, HOUR, T0 } from './world.js';
+import { addDevice, addService, addUser, connect, DRYER, freshStore, HOUR, T0, WASHER } from './world.js';
 
 export function subscriptionsContract(open: () => Promise<Store>): void {
   const store = freshStore(open);
@@ -33,6 +33,17 @@ export function subscriptionsContract(open: () => Promise<Store>): void {
       expect(await store().removePushSubscription('S1', 'U1', 'D2')).toBe(true);
       expect(await store().removePushSubscription('S1', 'U1', 'D2')).toBe(false);
       expect((await store().listPushSubscriptions('S1', 'U1')).map((s) => s.deviceId)).toEqual(['D1']);
+    });
+
+    it('lists only subscriptions to types the service allows; the others come back with their type (DESIGN J)', async () => {
+      await world();
+      await addDevice(store(), 'D4', 'U1', DRYER);
+      await store().addPushSubscription('S1', 'U1', 'D1', T0);
+      await store().addPushSubscription('S1', 'U1', 'D4', T0 + 1);
+      await store().updateService('S1', { allowedDevices: [DRYER] });
+      expect((await store().listPushSubscriptions('S1', 'U1')).map((s) => s.deviceId)).toEqual(['D4']);
+      await store().updateService('S1', { allowedDevices: [WASHER, DRYER] });
+      expect((await store().listPushSubscriptions('S1', 'U1')).map((s) => s.deviceId)).toEqual(['D1', 'D4']);
     });
 
     it("rejects a subscription without a connection or to a device that is not the user's", async () => {
@@ -86,6 +97,20 @@ export function subscriptionsContract(open: () => Promise<Store>): void {
       expect(await store().removeEventSubscription('S1', 'U1', 'D2', T0 + 10)).toBe(false);
       // The expired one is gone too: subscribing again creates it.
       expect(await store().upsertEventSubscription(event('D2', T0 + HOUR), T0 + 11, 100)).toBe('created');
+    });
+
+    it('lists and counts toward the limit only subscriptions to types the service allows (DESIGN J)', async () => {
+      await world();
+      await addDevice(store(), 'D4', 'U1', DRYER);
+      expect(await store().upsertEventSubscription(event('D1', T0 + HOUR), T0, 2)).toBe('created');
+      expect(await store().upsertEventSubscription(event('D2', T0 + HOUR), T0, 2)).toBe('created');
+      await store().updateService('S1', { allowedDevices: [DRYER] });
+      expect(await store().listEventSubscriptions('S1', 'U1', T0)).toEqual([]);
+      // The washers' subscriptions are dormant: the pair holds none that GET /event lists, so one fits.
+      expect(await store().upsertEventSubscription(event('D4', T0 + HOUR), T0, 2)).toBe('created');
+      expect(await store().listEventSubscriptions('S1', 'U1', T0)).toEqual([event('D4', T0 + HOUR)]);
+      await store().updateService('S1', { allowedDevices: [WASHER, DRYER] });
+      expect((await store().listEventSubscriptions('S1', 'U1', T0)).map((s) => s.deviceId)).toEqual(['D1', 'D2', 'D4']);
     });
 
     it('tells which of the given devices the pair holds an unexpired subscription for', async () => {
