@@ -13,8 +13,8 @@
  *
  *   --setups sqlite,postgres   --duration 120 (s per setup)   --kill-interval 5 (s)
  *   --kills 0 (stop once that many kills were survived, if before the duration; 0: no limit)
- *   --devices 16   --report-interval-ms 100   --http-interval-ms 250   --fuzz-rate 0.05
- *   --receiver-failure-rate 0.02   --drain-timeout 90 (s)   --entry bin/appliance-cloud.js
+ *   --devices 16   --report-interval-ms 200   --http-interval-ms 500   --fuzz-rate 0.05
+ *   --receiver-failure-rate 0.02   --drain-timeout 180 (s)   --entry bin/appliance-cloud.js
  *   --results bench/results/chaos.json
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
@@ -33,11 +33,11 @@ const { values } = parseArgs({
     'kill-interval': { type: 'string', default: '5' },
     kills: { type: 'string', default: '0' },
     devices: { type: 'string', default: '16' },
-    'report-interval-ms': { type: 'string', default: '100' },
-    'http-interval-ms': { type: 'string', default: '250' },
+    'report-interval-ms': { type: 'string', default: '200' },
+    'http-interval-ms': { type: 'string', default: '500' },
     'fuzz-rate': { type: 'string', default: '0.05' },
     'receiver-failure-rate': { type: 'string', default: '0.02' },
-    'drain-timeout': { type: 'string', default: '90' },
+    'drain-timeout': { type: 'string', default: '180' },
     entry: { type: 'string', default: join(ROOT, 'bin', 'appliance-cloud.js') },
     results: { type: 'string', default: join(ROOT, 'bench', 'results', 'chaos.json') },
   },
@@ -123,6 +123,7 @@ function summary(r: SetupResult): string {
     `  order violations   ${r.orderViolations} in delivery; ${r.reportOrderViolations} reports applied out of the order they were sent`,
     `  also delivered     ${r.unanswered} changes of requests left unanswered by a killed node; ${r.receiverRefused} deliveries refused on purpose and retried`,
     `  fuzzed             ${r.fuzz.requests} requests (accepted ${r.fuzz.accepted}, not an envelope ${r.fuzz.notEnvelope}, 2000 ${r.fuzz.internalErrors}), ${r.fuzz.publishes} MQTT publishes`,
+    ...(r.lost ? [`  lost near          ${list(r.lostNear)}`] : []),
     ...r.lostReports.slice(0, 5).map((l) => `  lost               ${l.deviceId} ${l.source} #${l.n} sent at ${(l.sentAt / 1000).toFixed(1)} s, outbox: ${l.outbox}, ${l.nearest}`),
     ...r.orderExamples.slice(0, 5).map((example) => `  out of order       ${example}`),
     ...r.logged.slice(0, 5).map((p) => `  logged             ${p.count} × ${p.message}`),
@@ -160,7 +161,7 @@ async function main(): Promise<number> {
     title: 'Chaos: SIGKILL in a loop under load; every accepted report accounted for by webhook-id',
     date: new Date().toISOString(),
     machine: machine(),
-    command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`.trim(),
+    command: ['npm run chaos', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
     conditions: { setups: setups.join(', ') },
     settings: kept,
     figures: results.flatMap(figures),

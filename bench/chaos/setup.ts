@@ -76,6 +76,9 @@ export interface SetupResult extends Omit<Accounting, 'lost'> {
   acceptedBySource: Record<string, number>;
   refused: Record<string, number>;
   lost: number;
+  /** Lost reports by the kill or restart nearest to when they were sent. */
+  lostNear: Record<string, number>;
+  /** The first lost reports, examined. */
   lostReports: LostReport[];
   /** Messages left pending or delivering when the drain timed out, and messages that failed. */
   undrained: number;
@@ -168,6 +171,7 @@ export async function runSetup(setup: SetupName, settings: ChaosSettings, cleanu
     acceptedBySource: countBy(load.accepted.map((a) => a.source)),
     refused: Object.fromEntries(load.refused),
     lost: lost.length,
+    lostNear: countBy(lost.map((report) => nearest(events, report.sentAt / 1000)?.what ?? 'no event')),
     lostReports,
     ...drained,
     badSignatures: receiver.badSignatures(),
@@ -266,11 +270,15 @@ async function examineLost(nodeUrl: string, serviceId: string, lost: Accepted[],
   return examined;
 }
 
-/** `0.3 s before SIGKILL A`: the event nearest to `at` (seconds). */
+/** The event nearest to `at` (seconds). */
+function nearest(events: readonly ChaosEvent[], at: number): ChaosEvent | undefined {
+  return [...events].sort((a, b) => Math.abs(a.at - at) - Math.abs(b.at - at))[0];
+}
+
+/** `0.3 s before SIGKILL A` */
 function nearestEvent(events: readonly ChaosEvent[], at: number): string {
-  const nearest = [...events].sort((a, b) => Math.abs(a.at - at) - Math.abs(b.at - at))[0];
-  if (!nearest) return 'no event';
-  return `${Math.abs(nearest.at - at).toFixed(1)} s ${nearest.at >= at ? 'before' : 'after'} ${nearest.what}`;
+  const event = nearest(events, at);
+  return event ? `${Math.abs(event.at - at).toFixed(1)} s ${event.at >= at ? 'before' : 'after'} ${event.what}` : 'no event';
 }
 
 function countBy(keys: string[]): Record<string, number> {
