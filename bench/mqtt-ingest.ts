@@ -21,7 +21,7 @@ import { connectAsync } from 'mqtt';
 import { DEVICE_TYPES } from '../src/catalog/index.js';
 import { loadConfig } from '../src/config.js';
 import { createContext, noGateway } from '../src/context.js';
-import { DeviceClient } from '../src/gateway/device-client.js';
+import { DeviceClient } from '../src/device-protocol/device-client.js';
 import { newMessageId, systemClock } from '../src/ids.js';
 import { demoCountry } from '../src/regions.js';
 import { openSqliteDatabase } from '../src/store/sqlite/database.js';

@@ -5,13 +5,13 @@
  */
 import type { Config } from '../config.js';
 import type { DeviceChannel } from '../core/channel.js';
+import { RESULT_FILTER, storedFilters } from '../device-protocol/topics.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { EmbeddedBroker } from './broker.js';
 import { Bridge, connectService, consumeFrom, redactUrl, type DeviceSink } from './bridge.js';
+import { EmbeddedBroker } from './broker.js';
 import { MqttCommandChannel } from './channel.js';
 import type { GatewayLogger } from './logger.js';
-import { RESULT_FILTER, storedFilters } from './topics.js';
 
 export type { GatewayLogger } from './logger.js';
 

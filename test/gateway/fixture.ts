@@ -9,11 +9,11 @@ import { connectAsync } from 'mqtt';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
+import { DeviceClient, type DeviceClientOptions } from '../../src/device-protocol/device-client.js';
+import { topicOf } from '../../src/device-protocol/topics.js';
+import { deferredChannel, startGateway, type Gateway } from '../../src/gateway/index.js';
 import { randomId, systemClock } from '../../src/ids.js';
 import type { Metrics } from '../../src/metrics.js';
-import { DeviceClient, type DeviceClientOptions } from '../../src/gateway/device-client.js';
-import { deferredChannel, startGateway, type Gateway } from '../../src/gateway/index.js';
-import { topicOf } from '../../src/gateway/topics.js';
 import { createWorld, testStore, type World } from '../helpers/app.js';
 
 export const MOSQUITTO_URL = 'mqtt://127.0.0.1:1883';
