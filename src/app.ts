@@ -1,5 +1,5 @@
 /**
- * buildApp: the HTTP server with every route, not listening. `main.ts` listens; tests `inject()`.
+ * buildApp: the HTTP server with every route, not listening. `server.ts` listens; tests `inject()`.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';

@@ -1,4 +1,7 @@
-/** Process entry of a server: open the store, build the app, listen; drain on SIGTERM/SIGINT (DESIGN E). */
+/**
+ * A server as a library: `startServer` opens the store, builds the app, starts the gateway, the
+ * simulator and delivery, and listens; signals drain it (DESIGN E). The process entry is the CLI.
+ */
 import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
