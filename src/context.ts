@@ -1,6 +1,7 @@
 /** What the HTTP interfaces and the CLI are built on: settings, the store, the clock and the domain services. */
 import { ConfigError, type Config } from './config.js';
 import { Accounts, type CallbackGuard } from './core/accounts.js';
+import { LookupCache } from './core/cache.js';
 import type { DeviceChannel } from './core/channel.js';
 import { Devices } from './core/devices.js';
 import { createAddressGuard } from './delivery/address-guard.js';
@@ -15,6 +16,8 @@ export interface AppContext {
   clock: Clock;
   devices: Devices;
   accounts: Accounts;
+  /** What the partner checks look up, cached; Devices and Accounts tell it of their changes. */
+  lookups: LookupCache;
   /** Virtual appliances: their command channel, and a clock loop the server starts and stops. */
   simulator: Simulator;
 }
@@ -26,8 +29,10 @@ export interface AppContext {
 export function createContext(config: Config, store: Store, clock: Clock, channels: { real: DeviceChannel }, sim: { scheduler?: Scheduler } = {}): AppContext {
   // The simulator is both the virtual devices' channel and a client of Devices: the channel forwards to it.
   const virtual: DeviceChannel = { sendCommand: (device, status, command) => simulator.sendCommand(device, status, command) };
+  const lookups = new LookupCache(store);
   const devices = new Devices({
     store,
+    lookups,
     clock,
     channels: { virtual, real: channels.real },
     controlTimeoutMs: config.controlTimeoutMs,
@@ -42,8 +47,8 @@ export function createContext(config: Config, store: Store, clock: Clock, channe
     timeScale: config.simTimeScale,
     onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
   });
-  const accounts = new Accounts({ store, clock, checkCallbackUrl: callbackGuard(config) });
-  return { config, store, clock, devices, accounts, simulator };
+  const accounts = new Accounts({ store, clock, lookups, checkCallbackUrl: callbackGuard(config) });
+  return { config, store, clock, devices, accounts, lookups, simulator };
 }
 
 /** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */

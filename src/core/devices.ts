@@ -8,7 +8,7 @@ import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Device, DeviceState, Store } from '../store/store.js';
-import { lookupCacheOf, type LookupCache } from './cache.js';
+import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { KeyedLock } from './lock.js';
 
@@ -28,6 +28,8 @@ export interface DevicesDeps {
   clock: Clock;
   /** Where commands for virtual appliances go (the simulator) and for real devices (the gateway). */
   channels: { virtual: DeviceChannel; real: DeviceChannel };
+  /** The context's cache of the partner lookups, which reads devices through it. */
+  lookups: LookupCache;
   controlTimeoutMs: number;
   virtualByDefault: boolean;
 }
@@ -41,7 +43,7 @@ export class Devices {
   private readonly lookups: LookupCache;
 
   constructor(private readonly deps: DevicesDeps) {
-    this.lookups = lookupCacheOf(deps.store);
+    this.lookups = deps.lookups;
   }
 
   /** The catalog model a device was registered as. */
