@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import { connectAsync } from 'mqtt';
 import { DEVICE_TYPES } from '../src/catalog/index.js';
 import { loadConfig } from '../src/config.js';
-import { createContext, noGateway } from '../src/context.js';
+import { createContext } from '../src/context.js';
 import { DeviceClient } from '../src/device-protocol/device-client.js';
 import { newMessageId, systemClock } from '../src/ids.js';
 import { demoCountry } from '../src/regions.js';
@@ -57,7 +57,7 @@ async function seed(): Promise<Seeded> {
   const store = new SqliteStore(db);
   await store.migrate();
   const config = loadConfig('serve', { ADMIN_TOKEN });
-  const ctx = createContext(config, store, systemClock, { real: noGateway });
+  const ctx = createContext(config, store, systemClock);
   const countryCode = demoCountry(config.region);
   const { service, serviceKey } = await ctx.accounts.createService({ name: 'mqtt ingest', allowedDevices: [...DEVICE_TYPES] });
   const devices: Seeded['devices'] = [];
