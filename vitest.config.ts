@@ -34,6 +34,7 @@ const postgresProject = {
     name: 'postgres',
     include: [
       'test/api/**/*.test.ts',
+      'test/context.test.ts',
       'test/admin/**/*.test.ts',
       'test/core/devices-*.test.ts',
       'test/delivery/dispatcher.test.ts',

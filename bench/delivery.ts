@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
-import { createContext, noGateway } from '../src/context.js';
+import { createContext } from '../src/context.js';
 import { DEFAULT_TUNING } from '../src/delivery/index.js';
 import { createSender } from '../src/delivery/sender.js';
 import { randomId, systemClock } from '../src/ids.js';
@@ -174,7 +174,7 @@ async function seed(database: BenchDatabase, devices: number, backlog: number, c
   const store = await openStore(database.url);
   try {
     const config = loadConfig('test', { DELIVERY_RETRY_SCHEDULE: '1s,5s' });
-    const ctx = createContext(config, store, systemClock, { real: noGateway });
+    const ctx = createContext(config, store, systemClock);
     const { service } = await ctx.accounts.createService({ name: 'bench', allowedDevices: ['DEVICE_CEILING_FAN'], callbackUrl });
     const user = await ctx.accounts.createUser('KR');
     await ctx.accounts.issueToken(user.userNumber, service.serviceId);

@@ -1,5 +1,5 @@
 /**
- * buildApp: the HTTP server with every route, not listening. `main.ts` listens; tests `inject()`.
+ * buildApp: the HTTP server with every route, not listening. `server.ts` listens; tests `inject()`.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -13,7 +13,7 @@ import { subscriptionRoutes } from './api/routes/subscriptions.js';
 import { userRoutes } from './api/routes/users.js';
 import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
-import type { AppContext } from './context.js';
+import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
 import { parseJsonText } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
@@ -32,7 +32,7 @@ function errorTableMarkdown(): string {
   return ['| code | HTTP | name | when |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-export async function buildApp(ctx: AppContext, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
+export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
   const { config, store, clock } = ctx;
   const server = Fastify({
     logger: { level: config.logLevel },

@@ -1,11 +1,12 @@
 /** What the HTTP interfaces and the CLI are built on: settings, the store, the clock and the domain services. */
 import { ConfigError, type Config } from './config.js';
 import { Accounts, type CallbackGuard } from './core/accounts.js';
-import type { DeviceChannel } from './core/channel.js';
+import { LookupCache } from './core/cache.js';
+import { ChannelRouter } from './core/channel.js';
 import { Devices } from './core/devices.js';
 import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
-import { type Scheduler, timerScheduler } from './sim/scheduler.js';
+import type { Scheduler } from './sim/scheduler.js';
 import { Simulator } from './sim/simulator.js';
 import type { Store } from './store/store.js';
 
@@ -15,35 +16,55 @@ export interface AppContext {
   clock: Clock;
   devices: Devices;
   accounts: Accounts;
-  /** Virtual appliances: their command channel, and a clock loop the server starts and stops. */
-  simulator: Simulator;
+  /** What the partner checks look up, cached; Devices and Accounts tell it of their changes. */
+  lookups: LookupCache;
+  /** Where Devices sends commands; the gateway's channel is attached to it once the gateway runs. */
+  channels: ChannelRouter;
+  /** Virtual appliances, in a context that runs them (a server's; not the admin CLI's). */
+  simulator: Simulator | null;
+}
+
+/** A context that runs virtual appliances: what a server, and so its HTTP app, is built on. */
+export type ContextWithSimulator = AppContext & { simulator: Simulator };
+
+/** Where the simulator's minutes come from: timers in a server; tests pass a manual one. */
+export interface SimulatorOptions {
+  scheduler: Scheduler;
 }
 
 /**
- * Wires the domain services over a store; the one place that chooses the device channels. The
- * simulator's minutes come from `sim.scheduler` (timers by default; tests pass a manual one).
+ * Wires the domain services over a store, with their lookup cache and the one channel router; with
+ * `sim`, also a simulator, attached to the router as the channel of virtual appliances.
  */
-export function createContext(config: Config, store: Store, clock: Clock, channels: { real: DeviceChannel }, sim: { scheduler?: Scheduler } = {}): AppContext {
-  // The simulator is both the virtual devices' channel and a client of Devices: the channel forwards to it.
-  const virtual: DeviceChannel = { sendCommand: (device, status, command) => simulator.sendCommand(device, status, command) };
+export function createContext(config: Config, store: Store, clock: Clock): AppContext;
+export function createContext(config: Config, store: Store, clock: Clock, sim: SimulatorOptions): ContextWithSimulator;
+export function createContext(config: Config, store: Store, clock: Clock, sim?: SimulatorOptions): AppContext {
+  const lookups = new LookupCache(store);
+  const channels = new ChannelRouter();
   const devices = new Devices({
     store,
     clock,
-    channels: { virtual, real: channels.real },
+    lookups,
+    channel: channels,
     controlTimeoutMs: config.controlTimeoutMs,
     virtualByDefault: config.virtualByDefault,
   });
-  const simulator = new Simulator({
+  const accounts = new Accounts({ store, clock, lookups, checkCallbackUrl: callbackGuard(config) });
+  const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
+  if (simulator) channels.attach('virtual', simulator);
+  return { config, store, clock, devices, accounts, lookups, channels, simulator };
+}
+
+function createSimulator(config: Config, store: Store, clock: Clock, devices: Devices, scheduler: Scheduler): Simulator {
+  return new Simulator({
     devices,
     listVirtualDevices: () => store.listVirtualDevices(),
     listUserDevices: (userNumber) => store.listUserDevices(userNumber),
     clock,
-    scheduler: sim.scheduler ?? timerScheduler,
+    scheduler,
     timeScale: config.simTimeScale,
     onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
   });
-  const accounts = new Accounts({ store, clock, checkCallbackUrl: callbackGuard(config) });
-  return { config, store, clock, devices, accounts, simulator };
 }
 
 /** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */
@@ -54,10 +75,3 @@ function callbackGuard(config: Config): CallbackGuard {
     throw new ConfigError(`DELIVERY_ALLOW_LIST: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
-
-/** Until the MQTT gateway exists (issue 5), a command for a real device has no way to reach it. */
-export const noGateway: DeviceChannel = {
-  async sendCommand(device) {
-    return { ok: false, code: '2209', message: `No device gateway is running, so device ${device.deviceId} cannot be reached.` };
-  },
-};

@@ -5,8 +5,8 @@
  * counter of its own, `{"chaos": {"control": n}}`, which the partner's 200 then shows.
  */
 import { connectAsync, type MqttClient } from 'mqtt';
-import { decodeCommand, encodeCommandResult } from '../../src/gateway/codec.js';
-import { topicOf } from '../../src/gateway/topics.js';
+import { decodeCommand, encodeCommandResult } from '../../src/device-protocol/codec.js';
+import { topicOf } from '../../src/device-protocol/topics.js';
 
 const QOS1 = { qos: 1 } as const;
 

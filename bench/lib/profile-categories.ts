@@ -31,7 +31,7 @@ const CATEGORIES: [string, (frame: CallFrame) => boolean][] = [
   ['metrics (prom-client)', (f) => f.url.includes('prom-client') || f.url.endsWith('/dist/metrics.js')],
   ['lookup cache', (f) => f.url.endsWith('/dist/core/cache.js')],
   ['partner checks', (f) => /\/dist\/api\/(checks|plugins\/partner)\.js$/.test(f.url)],
-  ['simulator, catalog, gateway', (f) => /\/dist\/(sim|catalog|gateway)\//.test(f.url)],
+  ['simulator, catalog, gateway', (f) => /\/dist\/(sim|catalog|gateway|device-protocol)\//.test(f.url)],
   ['store (our code)', (f) => f.url.includes('/dist/store/')],
   ['routes, domain, app (our code)', (f) => f.url.includes('/dist/')],
   // Compiled serializers are `new Function`s: no URL, named `anonymous…`.

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext, noGateway } from '../../src/context.js';
+import { createContext } from '../../src/context.js';
 import { newMessageId, systemClock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { openSqliteDatabase } from '../../src/store/sqlite/database.js';
@@ -60,7 +60,7 @@ export async function seedWorld(spec: WorldSpec): Promise<World> {
   const store = new SqliteStore(db);
   await store.migrate();
   const config = loadConfig('serve', { ADMIN_TOKEN });
-  const ctx = createContext(config, store, systemClock, { real: noGateway });
+  const ctx = createContext(config, store, systemClock);
   const countryCode = demoCountry(config.region);
 
   const services: { serviceId: string; serviceKey: string }[] = [];

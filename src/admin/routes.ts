@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkContentType } from '../api/checks.js';
-import type { AppContext } from '../context.js';
+import type { ContextWithSimulator } from '../context.js';
 import { fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
 import type { AdminApp } from './common.js';
@@ -28,7 +28,7 @@ function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) =
   };
 }
 
-export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator): void {
   const authorize = adminAuthorizer(ctx.config.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (request) => {

@@ -4,7 +4,7 @@
  * of routes.ts guard them like every other admin call.
  */
 import { Type } from 'typebox';
-import type { AppContext } from '../context.js';
+import type { ContextWithSimulator } from '../context.js';
 import { MAX_TIME_SCALE } from '../sim/simulator.js';
 import { SCENARIOS } from '../sim/scenarios.js';
 import { answer, type AdminApp } from './common.js';
@@ -31,7 +31,7 @@ const ScenarioBody = Type.Object({ userNumber: Type.String() }, { additionalProp
 const Started = Type.Object({ started: Type.Array(Type.String(), { description: 'The devices the scenario involves, in the order they act.' }) });
 const Status = Type.Unknown({ description: "The device's full status after the action." });
 
-export function simRoutes(app: AdminApp, ctx: AppContext): void {
+export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
   const { simulator, clock } = ctx;
 
   app.put('/sim/time-scale', {

@@ -7,7 +7,7 @@ import { MESSAGE_STATUSES } from '../admin/schemas.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
 import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
 import { loadConfig, type Config } from '../config.js';
-import { createContext, noGateway, type AppContext } from '../context.js';
+import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { systemClock } from '../ids.js';
 import { openStore } from '../store/index.js';
@@ -33,7 +33,7 @@ function action(env: NodeJS.ProcessEnv, handler: Handler) {
     const config = databaseConfig(command.optsWithGlobals(), env);
     const store = await openStore(config.databaseUrl);
     try {
-      const ctx = createContext(config, store, systemClock, { real: noGateway });
+      const ctx = createContext(config, store, systemClock);
       const result = await handler(ctx, params.slice(0, -2) as string[], command.opts());
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     } finally {

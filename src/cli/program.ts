@@ -30,7 +30,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .description('run the production server: needs ADMIN_TOKEN, seeds nothing')
     .action(async (options: Record<string, unknown>) => {
       const config = loadConfig('serve', readSettings(options, env));
-      const { installSignalHandlers, startServer } = await import('../main.js');
+      const { installSignalHandlers, startServer } = await import('../server.js');
       const server = await startServer(config);
       installSignalHandlers(server);
     });

@@ -6,7 +6,7 @@ import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
 import { isCountryCode } from '../regions.js';
 import type { DeliveryAttempt, MessageFilter, OutboxMessage, Service, ServicePatch, Store, User } from '../store/store.js';
-import { lookupCacheOf, type LookupInvalidation } from './cache.js';
+import type { LookupInvalidation } from './cache.js';
 
 /** During a rotation, the previous webhook secret keeps signing for this long (DESIGN C). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -57,8 +57,8 @@ export class Accounts {
   /** The partner checks read services, tokens and connections through this cache: each change here is told to it. */
   private readonly lookups: LookupInvalidation;
 
-  constructor(private readonly deps: { store: Store; clock: Clock; checkCallbackUrl: CallbackGuard }) {
-    this.lookups = lookupCacheOf(deps.store);
+  constructor(private readonly deps: { store: Store; clock: Clock; checkCallbackUrl: CallbackGuard; lookups: LookupInvalidation }) {
+    this.lookups = deps.lookups;
   }
 
   /** Creates a calling service; its key and webhook secret are returned once and never again. */

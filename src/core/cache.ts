@@ -227,19 +227,3 @@ export class LookupCache implements Lookups, LookupInvalidation {
     return value;
   }
 }
-
-const caches = new WeakMap<LookupSource, LookupCache>();
-
-/**
- * The one cache of a store, shared by every domain service over it (Accounts and Devices tell it of
- * their changes, the partner checks read through it), so that a change made through either is seen
- * by the next request however the services were wired.
- */
-export function lookupCacheOf(store: LookupSource): LookupCache {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = new LookupCache(store);
-    caches.set(store, cache);
-  }
-  return cache;
-}

@@ -11,3 +11,41 @@ export interface DeviceChannel {
   /** Sends a validated command; resolves with the device's full status after it, or its refusal. */
   sendCommand(device: Device, status: DeviceStatus, command: JsonObject, timeoutMs: number): Promise<CommandOutcome>;
 }
+
+/** A device answered by the simulator in this process, or one that speaks MQTT through the gateway. */
+export type DeviceKind = 'virtual' | 'real';
+
+/** Why a command finds no channel for its device's kind. */
+const NO_CHANNEL: Record<DeviceKind, string> = {
+  virtual: 'No simulator runs in this process',
+  real: 'The device gateway has not started',
+};
+
+/** A channel that answers every command as for a device that does not answer (2209), saying why. */
+export function unreachable(why: string): DeviceChannel {
+  return {
+    async sendCommand(device) {
+      return { ok: false, code: '2209', message: `${why}, so device ${device.deviceId} cannot be reached.` };
+    },
+  };
+}
+
+/**
+ * The one channel Devices sends through: a virtual device's command goes to the simulator, a real
+ * one's to the MQTT gateway. Each is attached once it exists (the gateway starts after Devices,
+ * which it feeds); until then, or in a process without one, a command is answered 2209.
+ */
+export class ChannelRouter implements DeviceChannel {
+  readonly #channels = new Map<DeviceKind, DeviceChannel>();
+
+  /** Commands for devices of this kind go to `channel` from now on. */
+  attach(kind: DeviceKind, channel: DeviceChannel): void {
+    this.#channels.set(kind, channel);
+  }
+
+  sendCommand(device: Device, status: DeviceStatus, command: JsonObject, timeoutMs: number): Promise<CommandOutcome> {
+    const kind: DeviceKind = device.virtual ? 'virtual' : 'real';
+    const channel = this.#channels.get(kind) ?? unreachable(NO_CHANNEL[kind]);
+    return channel.sendCommand(device, status, command, timeoutMs);
+  }
+}

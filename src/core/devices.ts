@@ -8,7 +8,7 @@ import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Device, DeviceState, Store } from '../store/store.js';
-import { lookupCacheOf, type LookupCache } from './cache.js';
+import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { KeyedLock } from './lock.js';
 
@@ -26,8 +26,10 @@ export interface NewDeviceInput {
 export interface DevicesDeps {
   store: Store;
   clock: Clock;
-  /** Where commands for virtual appliances go (the simulator) and for real devices (the gateway). */
-  channels: { virtual: DeviceChannel; real: DeviceChannel };
+  /** Where commands go: the context's router, to the simulator for virtual appliances and the gateway for real devices. */
+  channel: DeviceChannel;
+  /** The context's cache of the partner lookups, which reads devices through it. */
+  lookups: LookupCache;
   controlTimeoutMs: number;
   virtualByDefault: boolean;
 }
@@ -41,7 +43,7 @@ export class Devices {
   private readonly lookups: LookupCache;
 
   constructor(private readonly deps: DevicesDeps) {
-    this.lookups = lookupCacheOf(deps.store);
+    this.lookups = deps.lookups;
   }
 
   /** The catalog model a device was registered as. */
@@ -137,8 +139,7 @@ export class Devices {
         const refusal = checkConditions(device.deviceType, profile, state.status, valid.value);
         if (refusal) throw fail(refusal.code, refusal.message);
       }
-      const channel = device.virtual ? this.deps.channels.virtual : this.deps.channels.real;
-      const outcome = await channel.sendCommand(device, state.status, valid.value, this.deps.controlTimeoutMs);
+      const outcome = await this.deps.channel.sendCommand(device, state.status, valid.value, this.deps.controlTimeoutMs);
       if (!outcome.ok) throw fail(outcome.code, outcome.message);
       // The device did answer, but a status over the bound is not kept: the command failed as far as the partner can know.
       const over = statusOverBound(outcome.status);

@@ -22,13 +22,13 @@
  */
 import { connect, type MqttClient } from 'mqtt';
 import { KeyedLock } from '../core/lock.js';
+import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from '../device-protocol/codec.js';
+import { parseTopic, type DeviceTopic } from '../device-protocol/topics.js';
 import { ApiError } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
-import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from './codec.js';
 import { answerOnce, guard, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { parseTopic, type DeviceTopic } from './topics.js';
 
 /** What the bridge asks of Devices. */
 export interface DeviceSink {

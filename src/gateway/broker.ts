@@ -10,15 +10,15 @@
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket, type Subscription } from 'aedes';
+import { encodeConnection, MAX_PAYLOAD_BYTES } from '../device-protocol/codec.js';
+import { mayPublish, maySubscribe, topicOf } from '../device-protocol/topics.js';
 import { hashSecret, isDeviceId, randomId, secretMatches } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Bridge } from './bridge.js';
-import { encodeConnection, MAX_PAYLOAD_BYTES } from './codec.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
 import { limitPacketSize } from './packet-guard.js';
-import { mayPublish, maySubscribe, topicOf } from './topics.js';
 
 export interface EmbeddedBrokerOptions {
   /** 0 binds an ephemeral port. */

@@ -6,11 +6,11 @@
 import { getModel, mergeStatus, parsedProfile, validateReport } from '../catalog/index.js';
 import type { DeviceStatus, JsonObject } from '../catalog/types.js';
 import type { CommandOutcome, DeviceChannel } from '../core/channel.js';
+import { encodeCommand, type CommandResult } from '../device-protocol/codec.js';
+import { topicOf } from '../device-protocol/topics.js';
 import type { ErrorCode } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Device } from '../store/store.js';
-import { encodeCommand, type CommandResult } from './codec.js';
-import { topicOf } from './topics.js';
 
 /** Publishes at QoS 1; resolves once the broker has the message. */
 export type PublishCommand = (topic: string, payload: string) => Promise<void>;

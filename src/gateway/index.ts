@@ -4,14 +4,14 @@
  * channel Devices uses for real devices.
  */
 import type { Config } from '../config.js';
-import type { DeviceChannel } from '../core/channel.js';
+import { unreachable, type DeviceChannel } from '../core/channel.js';
+import { RESULT_FILTER, storedFilters } from '../device-protocol/topics.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { EmbeddedBroker } from './broker.js';
 import { Bridge, connectService, consumeFrom, redactUrl, type DeviceSink } from './bridge.js';
+import { EmbeddedBroker } from './broker.js';
 import { MqttCommandChannel } from './channel.js';
 import type { GatewayLogger } from './logger.js';
-import { RESULT_FILTER, storedFilters } from './topics.js';
 
 export type { GatewayLogger } from './logger.js';
 
@@ -41,30 +41,6 @@ export interface GatewayDeps {
 
 const DEFAULT_SHARED_GROUP = 'appliance-cloud';
 
-/** Without a broker a real device cannot be reached; the answer is the one for a silent device. */
-const unreachable: DeviceChannel = {
-  async sendCommand(device) {
-    return { ok: false, code: '2209', message: `No MQTT broker is configured, so device ${device.deviceId} cannot be reached.` };
-  },
-};
-
-/**
- * A channel for createContext before the gateway exists: Devices needs a channel and the gateway
- * needs Devices. `attach(gateway.channel)` once it has started; until then commands answer 2209.
- */
-export function deferredChannel(): DeviceChannel & { attach(channel: DeviceChannel): void } {
-  let target: DeviceChannel | null = null;
-  return {
-    attach(channel) {
-      target = channel;
-    },
-    async sendCommand(device, status, command, timeoutMs) {
-      if (!target) return { ok: false, code: '2209', message: `The device gateway has not started, so device ${device.deviceId} cannot be reached.` };
-      return target.sendCommand(device, status, command, timeoutMs);
-    },
-  };
-}
-
 /** Starts the gateway the settings ask for. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, logger } = deps;
@@ -72,7 +48,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const listen = deps.listen ?? (config.mqttPort === 0 ? null : { port: config.mqttPort, host: config.host });
   if (!listen) {
     logger.info({}, 'MQTT gateway disabled: no MQTT_PORT and no MQTT_URL');
-    return { channel: unreachable, port: null, mode: 'disabled', connected: () => false, close: async () => undefined };
+    return { channel: unreachable('No MQTT broker is configured'), port: null, mode: 'disabled', connected: () => false, close: async () => undefined };
   }
   return startEmbedded(deps, listen);
 }

@@ -1,7 +1,7 @@
 /** `appliance-cloud sandbox`: the server in phase QA with the demo world seeded and its credentials printed. */
 import { baseUrl, type Config } from '../config.js';
 import { randomId } from '../ids.js';
-import { installSignalHandlers, startServer, type RunningServer } from '../main.js';
+import { installSignalHandlers, startServer, type RunningServer } from '../server.js';
 import { formatBanner } from './banner.js';
 import { credentialsPath, readCredentials, writeCredentials } from './credentials.js';
 import { seedSandbox, type SandboxWorld } from './world.js';

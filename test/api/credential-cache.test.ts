@@ -3,7 +3,6 @@
  * every change made in this process must be seen by the very next request, after the cache was warmed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lookupCacheOf } from '../../src/core/cache.js';
 import type { Clock } from '../../src/ids.js';
 import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
@@ -45,7 +44,7 @@ describe('lookups cached by the partner checks', () => {
 
   it("a rotated webhook secret is in the service the checks hand to the routes", async () => {
     const { webhookSecret } = (await callAdmin(t.app, 'POST', `/admin/services/${world.serviceId}/rotate-secret`)).json().response;
-    const service = await lookupCacheOf(t.ctx.store).getService(world.serviceId);
+    const service = await t.ctx.lookups.getService(world.serviceId);
     expect(service?.webhookSecrets[0]?.secret).toBe(webhookSecret);
   });
 

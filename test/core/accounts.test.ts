@@ -1,13 +1,14 @@
 /** Accounts: changing a service reopens its delivery however the change arrives (admin API or CLI). */
 import { describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/core/accounts.js';
+import { LookupCache } from '../../src/core/cache.js';
 import { createAddressGuard } from '../../src/delivery/address-guard.js';
 import { openStore } from '../../src/store/index.js';
 import { addDevice, addService, addUser, connect, freshStore, T0 } from '../store/contract/world.js';
 
 describe('Accounts.updateService', () => {
   const store = freshStore(() => openStore('sqlite::memory:'));
-  const accounts = () => new Accounts({ store: store(), clock: { now: () => T0 + 1_000 }, checkCallbackUrl: createAddressGuard({ phase: 'QA', allowList: [] }).checkUrl });
+  const accounts = () => new Accounts({ store: store(), lookups: new LookupCache(store()), clock: { now: () => T0 + 1_000 }, checkCallbackUrl: createAddressGuard({ phase: 'QA', allowList: [] }).checkUrl });
 
   /** S1 listens to U1, whose new device D1 made one message, which got 410 Gone: S1's endpoint is disabled. */
   async function goneEndpoint(): Promise<void> {

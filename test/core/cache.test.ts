@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExpiringMap, LookupCache, lookupCacheOf, type LookupSource } from '../../src/core/cache.js';
+import { ExpiringMap, LookupCache, type LookupSource } from '../../src/core/cache.js';
 import { openStore } from '../../src/store/index.js';
 import type { AccessToken, Connection, Device, LookupChange, LookupWatcher, Service, Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
@@ -342,13 +342,5 @@ describe.skipIf(unreachable !== undefined)('LookupCache on two nodes of one Post
       c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'"),
     );
     await expect.poll(async () => (await onB.getService('S1'))?.name, { timeout: 5000 }).toBe(name);
-  });
-});
-
-describe('lookupCacheOf', () => {
-  it('gives every caller over one store the same cache, and another store another', () => {
-    const [one, other] = [fakeStore().store, fakeStore().store];
-    expect(lookupCacheOf(one)).toBe(lookupCacheOf(one));
-    expect(lookupCacheOf(one)).not.toBe(lookupCacheOf(other));
   });
 });

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_STATUS_BYTES } from '../../src/catalog/limits.js';
-import type { DeviceClient } from '../../src/gateway/device-client.js';
-import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+import type { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { startCloud, type Cloud } from '../gateway/fixture.js';
+import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 10 });
 

@@ -7,10 +7,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEVICE_TYPES, getModel } from '../../src/catalog/index.js';
-import type { DeviceClient } from '../../src/gateway/device-client.js';
-import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+import type { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { holdsKey, INHERITED_NAMES, isUnknownTo, outsideName, positionsOf, unknownNameRefusal, type Position } from '../catalog/names.js';
 import { startCloud, type Cloud } from '../gateway/fixture.js';
+import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 /** Every inherited name is tried first, then random names. */
 const EXAMPLES: [string][] = INHERITED_NAMES.map((name) => [name]);

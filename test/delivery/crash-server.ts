@@ -3,7 +3,7 @@
  * `node --import tsx test/delivery/crash-server.ts <sqlite file> <retry schedule>`. Prints `{"url"}` once listening.
  */
 import { loadConfig } from '../../src/config.js';
-import { installSignalHandlers, startServer } from '../../src/main.js';
+import { installSignalHandlers, startServer } from '../../src/server.js';
 
 const [databaseFile, schedule] = process.argv.slice(2);
 if (!databaseFile || !schedule) throw new Error('usage: crash-server.ts <sqlite file> <retry schedule>');

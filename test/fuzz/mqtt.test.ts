@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { connectAsync } from 'mqtt';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOPIC_KINDS, topicOf, type TopicKind } from '../../src/gateway/topics.js';
+import { TOPIC_KINDS, topicOf, type TopicKind } from '../../src/device-protocol/topics.js';
 import { startServerProcess, type ProcessDevice, type ServerProcess } from '../gateway/server-process.js';
 
 const KIB = 1024;

@@ -6,8 +6,8 @@ import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DeviceClient } from '../../src/gateway/device-client.js';
-import { topicOf, type TopicKind } from '../../src/gateway/topics.js';
+import { DeviceClient } from '../../src/device-protocol/device-client.js';
+import { topicOf, type TopicKind } from '../../src/device-protocol/topics.js';
 import { startServerProcess, type ProcessDevice, type ServerProcess } from './server-process.js';
 
 const MB = 1024 * 1024;

@@ -8,12 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import { connectAsync } from 'mqtt';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createContext, type ContextWithSimulator } from '../../src/context.js';
+import { DeviceClient, type DeviceClientOptions } from '../../src/device-protocol/device-client.js';
+import { topicOf } from '../../src/device-protocol/topics.js';
+import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { randomId, systemClock } from '../../src/ids.js';
 import type { Metrics } from '../../src/metrics.js';
-import { DeviceClient, type DeviceClientOptions } from '../../src/gateway/device-client.js';
-import { deferredChannel, startGateway, type Gateway } from '../../src/gateway/index.js';
-import { topicOf } from '../../src/gateway/topics.js';
+import { timerScheduler } from '../../src/sim/scheduler.js';
 import { createWorld, testStore, type World } from '../helpers/app.js';
 
 export const MOSQUITTO_URL = 'mqtt://127.0.0.1:1883';
@@ -44,7 +45,7 @@ export interface RealDevice {
 
 export interface Cloud {
   app: FastifyInstance;
-  ctx: AppContext;
+  ctx: ContextWithSimulator;
   metrics: Metrics;
   gateway: Gateway;
   world: World;
@@ -67,8 +68,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
   };
   const config = loadConfig('test', settings);
   const { store, close: closeStore } = await testStore(options.databaseUrl);
-  const real = deferredChannel();
-  const ctx = createContext(config, store, systemClock, { real });
+  const ctx = createContext(config, store, systemClock, { scheduler: timerScheduler });
   let gateway: Gateway | null = null;
   const { server: app, metrics } = await buildApp(ctx, { broker: () => gateway?.connected() ?? false });
   await app.ready();
@@ -86,7 +86,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
     });
   const started = await start();
   gateway = started;
-  real.attach(started.channel);
+  ctx.channels.attach('real', started.channel);
   const nodes: Gateway[] = [started];
   const world = await createWorld(ctx, { deviceTypes: [] });
   const url = broker === 'mosquitto' ? MOSQUITTO_URL : `mqtt://127.0.0.1:${started.port}`;

@@ -3,8 +3,8 @@ import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type IClientOptions } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeviceClient } from '../../src/gateway/device-client.js';
-import { topicOf } from '../../src/gateway/topics.js';
+import { DeviceClient } from '../../src/device-protocol/device-client.js';
+import { topicOf } from '../../src/device-protocol/topics.js';
 import type { PushType } from '../../src/store/store.js';
 import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { deferredChannel, startGateway, type GatewayDeps } from '../../src/gateway/index.js';
+import { startGateway, type GatewayDeps } from '../../src/gateway/index.js';
 import type { Device } from '../../src/store/store.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -38,14 +38,5 @@ describe('startGateway (DESIGN B, E)', () => {
     expect(gateway.connected()).toBe(true);
     await gateway.close();
     expect(gateway.connected()).toBe(false);
-  });
-});
-
-describe('deferredChannel', () => {
-  it('answers 2209 until a channel is attached, then forwards to it', async () => {
-    const channel = deferredChannel();
-    expect(await channel.sendCommand(device, {}, {}, 100)).toMatchObject({ ok: false, code: '2209' });
-    channel.attach({ sendCommand: async () => ({ ok: true, status: { a: { b: 1 } } }) });
-    expect(await channel.sendCommand(device, {}, {}, 100)).toEqual({ ok: true, status: { a: { b: 1 } } });
   });
 });

@@ -7,9 +7,10 @@ import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { loadConfig, type Settings } from '../../src/config.js';
-import { createContext, noGateway, type AppContext } from '../../src/context.js';
+import { createContext, type AppContext, type ContextWithSimulator } from '../../src/context.js';
 import { newMessageId, systemClock, type Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
+import { timerScheduler } from '../../src/sim/scheduler.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/store.js';
 import { isPostgresUrl, testDatabases } from './postgres.js';
@@ -18,7 +19,7 @@ export const ADMIN_TOKEN = 'test-admin-token';
 
 export interface TestApp {
   app: FastifyInstance;
-  ctx: AppContext;
+  ctx: ContextWithSimulator;
   close(): Promise<void>;
 }
 
@@ -33,7 +34,7 @@ export interface TestApp {
 export async function testApp(options: { databaseUrl?: string; settings?: Settings; clock?: Clock } = {}): Promise<TestApp> {
   const config = loadConfig('test', { ADMIN_TOKEN, ...options.settings });
   const { store, close } = await testStore(options.databaseUrl);
-  const ctx = createContext(config, store, options.clock ?? systemClock, { real: noGateway });
+  const ctx = createContext(config, store, options.clock ?? systemClock, { scheduler: timerScheduler });
   const { server } = await buildApp(ctx);
   await server.ready();
   return {

@@ -6,7 +6,7 @@
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import type { DeviceStatus, JsonObject } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext, noGateway, type AppContext } from '../../src/context.js';
+import { createContext, type ContextWithSimulator } from '../../src/context.js';
 import type { Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import type { Scheduler } from '../../src/sim/scheduler.js';
@@ -57,7 +57,7 @@ export interface Message {
 }
 
 export interface SimWorld {
-  ctx: AppContext;
+  ctx: ContextWithSimulator;
   scheduler: ManualScheduler;
   serviceId: string;
   userNumber: string;
@@ -79,7 +79,7 @@ export async function simWorld(options: { timeScale?: number; start?: boolean } 
   const scheduler = new ManualScheduler();
   const config = loadConfig('test', { SIM_TIME_SCALE: String(options.timeScale ?? 1) });
   const { store, close } = await testStore();
-  const ctx = createContext(config, store, scheduler, { real: noGateway }, { scheduler });
+  const ctx = createContext(config, store, scheduler, { scheduler });
   const { service } = await ctx.accounts.createService({ name: 'sim test', allowedDevices: [...DEVICE_TYPES] });
   const user = await ctx.accounts.createUser(demoCountry(config.region));
   await ctx.accounts.issueToken(user.userNumber, service.serviceId);

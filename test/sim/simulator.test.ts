@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
-import { createContext, noGateway } from '../../src/context.js';
+import { createContext } from '../../src/context.js';
 import { Simulator } from '../../src/sim/simulator.js';
 import { ManualScheduler, read, simWorld, type SimWorld } from './helpers.js';
 
@@ -69,7 +69,7 @@ describe('the simulator', () => {
     await w.minutes(20);
     await w.ctx.simulator.stop();
     const scheduler = new ManualScheduler();
-    const restarted = createContext(loadConfig('test', { SIM_TIME_SCALE: '1' }), w.ctx.store, scheduler, { real: noGateway }, { scheduler });
+    const restarted = createContext(loadConfig('test', { SIM_TIME_SCALE: '1' }), w.ctx.store, scheduler, { scheduler });
     await restarted.simulator.start();
     await scheduler.advance(10 * 60_000);
     expect(await stateOf(washer)).toEqual(['RINSING', 20]);

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
-import { lookupCacheOf } from '../../core/cache.js';
+import type { Lookups } from '../../core/cache.js';
 import { fail } from '../../errors.js';
 import type { Clock } from '../../ids.js';
 import type { Connection, Device, Service, Store } from '../../store/store.js';
@@ -42,13 +42,13 @@ export function partnerOf(request: FastifyRequest): PartnerContext {
   return request.partner;
 }
 
-export function installPartnerChecks(app: FastifyInstance, deps: { config: Config; store: Store; clock: Clock }): void {
+export function installPartnerChecks(app: FastifyInstance, deps: { config: Config; store: Store; clock: Clock; lookups: Lookups }): void {
   const limit = { perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst };
   const limiter = rateLimiterFor(limit, deps.store, (error) => {
     app.log.warn({ err: error }, 'rate limits: a lease from the shared bucket failed; this node limits alone until the next');
   });
-  // Services, tokens, connections and devices are read through the store's cache (src/core/cache.ts).
-  const lookups = lookupCacheOf(deps.store);
+  // Services, tokens, connections and devices are read through the context's cache (src/core/cache.ts).
+  const { lookups } = deps;
   const hashes = new CredentialHashes();
 
   /**

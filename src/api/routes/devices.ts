@@ -2,15 +2,13 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { lookupCacheOf } from '../../core/cache.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { partnerOf } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, Profile, Status } from '../schemas/partner.js';
 
 export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { store, clock, devices } = ctx;
-  const lookups = lookupCacheOf(store);
+  const { store, clock, devices, lookups } = ctx;
 
   app.get('/devices', {
     config: { partner: {} },

@@ -13,8 +13,8 @@
  */
 import { DEVICE_TYPES, getModel } from '../../catalog/index.js';
 import type { JsonObject } from '../../catalog/types.js';
+import { DeviceClient, type CommandReply } from '../../device-protocol/device-client.js';
 import { fail } from '../../errors.js';
-import { DeviceClient, type CommandReply } from '../../gateway/device-client.js';
 import { systemClock } from '../../ids.js';
 import type { Device } from '../../store/store.js';
 import { timerScheduler, type Scheduler } from '../scheduler.js';

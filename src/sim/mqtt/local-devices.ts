@@ -10,10 +10,10 @@
 import { getModel, mergeStatus, parsedProfile } from '../../catalog/index.js';
 import type { CatalogModel, DeviceStatus } from '../../catalog/types.js';
 import type { Devices } from '../../core/devices.js';
+import { encodeConnection } from '../../device-protocol/codec.js';
+import type { DeviceClient } from '../../device-protocol/device-client.js';
+import { topicOf } from '../../device-protocol/topics.js';
 import { fail } from '../../errors.js';
-import { encodeConnection } from '../../gateway/codec.js';
-import type { DeviceClient } from '../../gateway/device-client.js';
-import { topicOf } from '../../gateway/topics.js';
 import type { Device, DeviceState } from '../../store/store.js';
 
 /** What a device needs to connect: its id and secret (from registration), and what it is. */

@@ -1,12 +1,17 @@
-/** Process entry of a server: open the store, build the app, listen; drain on SIGTERM/SIGINT (DESIGN E). */
+/**
+ * A server as a library: `startServer` opens the store, builds the app, starts the gateway, the
+ * simulator and delivery, and listens; signals drain it (DESIGN E). The process entry is the CLI.
+ */
 import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
 import { baseUrl, ConfigError, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startDelivery, type Delivery } from './delivery/index.js';
-import { deferredChannel, startGateway, type Gateway } from './gateway/index.js';
+import { startGateway, type Gateway } from './gateway/index.js';
 import { systemClock } from './ids.js';
+import { timerScheduler } from './sim/scheduler.js';
+import type { Simulator } from './sim/simulator.js';
 import { openStore } from './store/index.js';
 
 export interface StartOptions {
@@ -77,15 +82,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let app: App | undefined;
   let gateway: Gateway | undefined;
   let delivery: Delivery | undefined;
-  let simulator: AppContext['simulator'] | undefined;
+  let simulator: Simulator | undefined;
   try {
-    // Devices needs the real devices' channel and the gateway needs Devices: the channel is attached once it runs.
-    const real = deferredChannel();
-    const ctx = createContext(config, store, systemClock, { real });
+    const ctx = createContext(config, store, systemClock, { scheduler: timerScheduler });
     app = await buildApp(ctx, { broker: () => gateway !== undefined && (gateway.mode === 'disabled' || gateway.connected()) });
     const mqtt = await startMqtt(config, ctx, app, options.anyPortIfTaken ?? false);
     gateway = mqtt.gateway;
-    real.attach(gateway.channel);
+    // The gateway feeds Devices, so it starts after them: real devices' commands reach it from now on.
+    ctx.channels.attach('real', gateway.channel);
     await options.prepare?.(ctx);
     // After prepare, so the simulator adopts the sandbox's freshly seeded appliances.
     await ctx.simulator.start();

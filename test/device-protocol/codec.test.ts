@@ -8,11 +8,11 @@ import {
   encodeCommand,
   encodeCommandResult,
   MAX_PAYLOAD_BYTES,
-} from '../../src/gateway/codec.js';
+} from '../../src/device-protocol/codec.js';
 
 const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
-describe('gateway codec (DESIGN B)', () => {
+describe('device protocol codec (DESIGN B)', () => {
   it('reads a report as an object or an array of location entries', () => {
     expect(decodeReport(bytes({ humidity: { currentHumidity: 50 } }))).toEqual({ ok: true, value: { humidity: { currentHumidity: 50 } } });
     const entries = [{ location: { locationName: 'MAIN' }, runState: { currentState: 'RUNNING' } }];

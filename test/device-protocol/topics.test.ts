@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { mayPublish, maySubscribe, parseTopic, RESULT_FILTER, storedFilters, topicOf, TOPIC_KINDS } from '../../src/gateway/topics.js';
+import { mayPublish, maySubscribe, parseTopic, RESULT_FILTER, storedFilters, topicOf, TOPIC_KINDS } from '../../src/device-protocol/topics.js';
 
-describe('gateway topics (DESIGN B)', () => {
+describe('device protocol topics (DESIGN B)', () => {
   it('builds and parses every kind of the contract', () => {
     for (const kind of TOPIC_KINDS) {
       expect(topicOf('dev-1', kind)).toBe(`appliance/dev-1/${kind}`);

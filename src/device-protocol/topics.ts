@@ -55,12 +55,12 @@ const everyDevice = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;
 /**
  * The filters of what the cloud stores. With a `sharedGroup`, reports and pushes go through
  * `$share/{group}/…` so that several nodes on one external broker each get a share, not a copy;
- * connection messages every node consumes itself (see bridge.ts for why).
+ * connection messages every node consumes itself (see gateway/bridge.ts for why).
  */
 export function storedFilters(sharedGroup: string | null): string[] {
   const shared = SHARED_KINDS.map((kind) => (sharedGroup ? `$share/${sharedGroup}/${everyDevice(kind)}` : everyDevice(kind)));
   return [...shared, everyDevice('connection')];
 }
 
-/** The filter of command results, which every node consumes itself (see bridge.ts for why). */
+/** The filter of command results, which every node consumes itself (see gateway/bridge.ts for why). */
 export const RESULT_FILTER = everyDevice('command/result');
