@@ -41,7 +41,7 @@ export function createContext(config: Config, store: Store, clock: Clock, channe
     timeScale: config.simTimeScale,
     onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
   });
-  return { config, store, clock, devices, accounts: new Accounts({ store, clock }), simulator };
+  return { config, store, clock, devices, accounts: new Accounts({ store, clock, region: config.region }), simulator };
 }
 
 /** Until the MQTT gateway exists (issue 5), a command for a real device has no way to reach it. */
