@@ -15,7 +15,7 @@ import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { AppContext } from './context.js';
 import { fail } from './errors.js';
-import { parseJsonText } from './json.js';
+import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { ERRORS } from './errors.js';
 
@@ -57,7 +57,8 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
     try {
       done(null, parseJsonText(text));
     } catch (error) {
-      done(fail('1000', `The body is not valid JSON: ${(error as Error).message}`), undefined);
+      const { message, tooDeep } = error as JsonTextError;
+      done(fail('1000', tooDeep ? `The body nests deeper than ${MAX_JSON_DEPTH} levels.` : `The body is not valid JSON: ${message}`), undefined);
     }
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatTimestamp, newMessageId, type Clock } from '../../src/ids.js';
-import { ADMIN_TOKEN, adminHeaders, testApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, adminHeaders, createWorld, testApp, type TestApp } from '../helpers/app.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const clock: Clock = { now: () => NOW };
@@ -78,6 +78,40 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     const wrong = await t.app.inject({ method: 'PUT', url: '/admin/services', headers: adminHeaders() });
     expect([wrong.statusCode, wrong.json().error.code]).toEqual([405, '1305']);
     expect(String(wrong.headers.allow).split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']));
+  });
+
+  it('a body nested 20,000 levels answers 1000 naming the nesting on every call that takes one, and stores nothing', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_CEILING_FAN'] });
+    const deviceId = world.devices[0]!.deviceId;
+    const nested = (field: string) => `{"${field}":${'['.repeat(19_999)}${']'.repeat(19_999)}}`;
+    const snapshot = async () => JSON.stringify([
+      await t.ctx.store.listServices(),
+      await t.ctx.store.listUserDevices(world.userNumber),
+      await t.ctx.store.getDeviceState(deviceId),
+      await t.ctx.store.listMessages(world.serviceId, {}),
+      t.ctx.simulator.timeScale,
+    ]);
+    const before = await snapshot();
+    for (const [method, url, field] of [
+      ['POST', '/admin/services', 'name'],
+      ['PATCH', `/admin/services/${world.serviceId}`, 'allowedDevices'],
+      ['POST', `/admin/services/${world.serviceId}/recover`, 'since'],
+      ['POST', '/admin/users', 'countryCode'],
+      ['POST', `/admin/users/${world.userNumber}/tokens`, 'serviceId'],
+      ['POST', `/admin/users/${world.userNumber}/devices`, 'deviceType'],
+      ['PATCH', `/admin/devices/${deviceId}`, 'alias'],
+      ['POST', `/admin/devices/${deviceId}/report`, 'operation'],
+      ['POST', `/admin/devices/${deviceId}/push`, 'pushCode'],
+      ['POST', `/admin/devices/${deviceId}/connection`, 'online'],
+      ['POST', `/admin/devices/${deviceId}/sim`, 'args'],
+      ['PUT', '/admin/sim/time-scale', 'scale'],
+      ['POST', '/admin/sim/scenarios/morning', 'userNumber'],
+    ] as const) {
+      const res = await t.app.inject({ method, url, headers: adminHeaders({ 'content-type': 'application/json' }), payload: nested(field) });
+      expect([`${method} ${url}`, res.statusCode, res.json().error], `${method} ${url}`)
+        .toEqual([`${method} ${url}`, 400, { code: '1000', message: 'The body nests deeper than 64 levels.' }]);
+    }
+    expect(await snapshot()).toBe(before);
   });
 
   it('shows every admin call in /openapi.json under tag admin with the admin security scheme', async () => {

@@ -38,6 +38,17 @@ describe('the envelope and the service and token checks (DESIGN A.2–A.4)', () 
     expect([res.statusCode, res.json().error.code]).toEqual([413, '1102']);
   });
 
+  it('a control body nested 20,000 levels answers 1000 naming the nesting, and changes nothing', async () => {
+    await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() });
+    const { deviceId } = world.devices.find((d) => d.deviceType === 'DEVICE_CEILING_FAN')!;
+    const before = await t.ctx.store.getDeviceState(deviceId);
+    const payload = `{"operation":${'['.repeat(19_999)}${']'.repeat(19_999)}}`;
+    const res = await t.app.inject({ method: 'POST', url: `/devices/${deviceId}`, headers: { ...world.headers(), 'content-type': 'application/json' }, payload });
+    expect([res.statusCode, res.json().error]).toEqual([400, { code: '1000', message: 'The body nests deeper than 64 levels.' }]);
+    expect(await t.ctx.store.getDeviceState(deviceId)).toEqual(before);
+    expect(await t.ctx.store.listMessages(world.serviceId, {})).toEqual([]);
+  });
+
   it('an unknown service id and a wrong key get the same 1301', async () => {
     const unknown = await users({ ...world.headers(), 'x-service-id': 'svc_nobody' });
     const wrongKey = await users({ ...world.headers(), 'x-service-key': 'not-the-key' });
