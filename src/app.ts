@@ -62,7 +62,7 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
     }
   });
 
-  installErrorHandling(server, clock);
+  const noRoute = installErrorHandling(server, clock);
   server.addSchema(ErrorEnvelope);
   await server.register(swagger, {
     openapi: {
@@ -101,7 +101,7 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
   deviceRoutes(server, ctx);
   userRoutes(server, ctx);
   subscriptionRoutes(server, ctx);
-  adminRoutes(server, ctx);
+  adminRoutes(server, ctx, noRoute);
   opsRoutes(server, ctx, metrics, readiness);
   return { server, metrics };
 }

@@ -1,10 +1,11 @@
 /**
  * The platform admin API under /admin (DESIGN D): an encapsulated plugin whose hooks demand the
- * admin token and a JSON content type before any body is read; the calls go to the same domain
- * functions as the CLI.
+ * admin token and a JSON content type before any body is read, on its unknown paths too (a stranger
+ * learns nothing of the API's shape); the calls go to the same domain functions as the CLI.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkContentType } from '../api/checks.js';
+import type { NoRouteHandler } from '../api/plugins/errors.js';
 import type { AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
@@ -28,7 +29,8 @@ function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) =
   };
 }
 
-export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** Registers the admin API; `noRoute` answers its unknown paths and methods once the token passed. */
+export function adminRoutes(app: FastifyInstance, ctx: AppContext, noRoute: NoRouteHandler): void {
   const authorize = adminAuthorizer(ctx.config.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (request) => {
@@ -41,6 +43,8 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw fail('1101', 'The body is missing: this call needs a JSON body.');
       }
     });
+    // The plugin's own not-found handler runs its hooks: without the token, /admin/nowhere is 1301 like any admin call.
+    admin.setNotFoundHandler(noRoute);
     const typed: AdminApp = admin.withTypeProvider();
     serviceRoutes(typed, ctx);
     userRoutes(typed, ctx);

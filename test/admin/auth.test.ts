@@ -72,6 +72,22 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect([array.statusCode, array.json().error]).toEqual([400, { code: '1000', message: 'The body must be a JSON object.' }]);
   });
 
+  it.each([
+    ['GET', '/admin/nowhere'],
+    ['DELETE', '/admin/services'],
+    ['PUT', '/admin/users/u1/tokens'],
+    ['POST', '/admin/services/svc_1/keys/rotate'],
+    ['GET', '/admin'],
+    ['GET', '/admin/'],
+    ['OPTIONS', '/admin/services'],
+  ] as const)('without the token, %s %s answers 401 1301 like a known call: the API shape stays hidden', async (method, url) => {
+    const known = await t.app.inject({ method: 'GET', url: '/admin/services' });
+    const res = await t.app.inject({ method, url, headers: { authorization: 'Bearer wrong' } });
+    expect([res.statusCode, res.json().error]).toEqual([401, { code: '1301', message: 'The admin token is wrong.' }]);
+    const bare = await t.app.inject({ method, url });
+    expect([bare.statusCode, bare.json().error]).toEqual([known.statusCode, known.json().error]);
+  });
+
   it('an unknown admin path answers 1305 (404), a wrong method 1305 (405)', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/admin/nowhere', headers: adminHeaders() });
     expect([missing.statusCode, missing.json().error.code]).toEqual([404, '1305']);

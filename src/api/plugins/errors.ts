@@ -59,8 +59,15 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError
   return reply.code(error.httpStatus).headers(error.headers).send(failure(messageId, error.code, error.message, clock));
 }
 
-/** Installs the error handler and the 404/405 answers. `routes` collects the method and pattern of every route. */
-export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
+/** Answers 1305 for a path no route has (404) or a method its routes do not take (405); a not-found handler. */
+export type NoRouteHandler = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
+/**
+ * Installs the error handler and the 404/405 answers, and returns the not-found handler for
+ * encapsulated plugins (the admin API) to set as their own. `routes` collects the method and
+ * pattern of every route.
+ */
+export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRouteHandler {
   const routes: { method: string; pattern: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -74,12 +81,14 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     return sendError(request, reply, apiError, clock);
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const noRoute: NoRouteHandler = (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path) && r.method !== request.method).map((r) => r.method))];
     const error = allowed.length && !allowed.includes(request.method)
       ? fail('1305', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { httpStatus: 405, headers: { allow: allowed.join(', ') } })
       : fail('1305', `There is no ${path}.`, { httpStatus: 404 });
     return sendError(request, reply, error, clock);
-  });
+  };
+  app.setNotFoundHandler(noRoute);
+  return noRoute;
 }
