@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
-import { installErrorHandling } from './api/plugins/errors.js';
+import { clientErrorHandler, connectRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { installPartnerChecks } from './api/plugins/partner.js';
 import { deviceRoutes } from './api/routes/devices.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
@@ -20,6 +20,8 @@ import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js'
 import { ERRORS } from './errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
+/** The request line and headers together, as Node's parser counts them: the same bound as a body. */
+const HEAD_LIMIT = 64 * 1024;
 
 export interface App {
   server: FastifyInstance;
@@ -41,11 +43,18 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
     // No pino child per request: our lines name the request by its messageId, Fastify's reqId adds nothing.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT,
-    // Device ids are up to 128 characters; longer ones must reach our check (1224), not Fastify's 414.
-    routerOptions: { maxParamLength: 1024 },
+    // A device id of any length that fits the head must reach our check (1224), not the router's 414:
+    // the router has no limit of its own, Node's parser bounds the whole head (431 past it).
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
+    // Without Host, Node would answer a bare 400 itself; installErrorHandling's check answers the envelope.
+    http: { maxHeaderSize: HEAD_LIMIT, requireHostHeader: false },
+    // What Node's parser and Fastify's router refuse before any route is an envelope too.
+    clientErrorHandler: clientErrorHandler(clock),
+    frameworkErrors: frameworkErrorHandler(clock),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
     return503OnClosing: true,
   });
+  server.server.on('connect', connectRefusal(clock));
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
   registerStoreMetrics(metrics.registry, store);
 
