@@ -22,6 +22,8 @@ import { ERRORS } from './errors.js';
 export const BODY_LIMIT = 64 * 1024;
 /** The request line and headers together, as Node's parser counts them: the same bound as a body. */
 const HEAD_LIMIT = 64 * 1024;
+/** `\u0000` in JSON text whose backslash is not itself escaped: U+0000 in a name or a value. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 export interface App {
   server: FastifyInstance;
@@ -63,12 +65,16 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
   server.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, raw, done) => {
     const text = String(raw);
     if (text.trim() === '') return done(null, undefined);
+    let body: unknown;
     try {
-      done(null, parseJsonText(text));
+      body = parseJsonText(text);
     } catch (error) {
       const { message, tooDeep } = error as JsonTextError;
-      done(fail('1000', tooDeep ? `The body nests deeper than ${MAX_JSON_DEPTH} levels.` : `The body is not valid JSON: ${message}`), undefined);
+      return done(fail('1000', tooDeep ? `The body nests deeper than ${MAX_JSON_DEPTH} levels.` : `The body is not valid JSON: ${message}`), undefined);
     }
+    // PostgreSQL text cannot hold U+0000: refused here for both stores alike, not as a 2000 at the insert.
+    if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) return done(fail('1000', 'The body holds the character U+0000, which no name or value may contain.'), undefined);
+    done(null, body);
   });
 
   const noRoute = installErrorHandling(server, clock);

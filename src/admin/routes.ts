@@ -36,6 +36,8 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext, noRoute: NoRo
     admin.addHook('onRequest', async (request) => {
       authorize(request);
       checkContentType(request.headers);
+      // PostgreSQL text cannot hold U+0000: an id or a query value with it is refused before any lookup, on both stores alike.
+      if (request.url.includes('%00')) throw fail('1000', 'The path or query holds %00 (the character U+0000), which no id or value may contain.');
     });
     // Without this a missing body fails the schema as "not an object" (1000); it is a missing field (1101).
     admin.addHook('preValidation', async (request) => {

@@ -130,6 +130,30 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect(await snapshot()).toBe(before);
   });
 
+  it('U+0000 in a path, a query or a body answers 1000 and stores nothing (PostgreSQL text cannot hold it)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_CEILING_FAN'] });
+    const deviceId = world.devices[0]!.deviceId;
+    const snapshot = async () => JSON.stringify([await t.ctx.store.listServices(), await t.ctx.store.listUserDevices(world.userNumber)]);
+    const before = await snapshot();
+    const path = 'The path or query holds %00 (the character U+0000), which no id or value may contain.';
+    const body = 'The body holds the character U+0000, which no name or value may contain.';
+    for (const [method, url, payload, message] of [
+      ['GET', '/admin/services/%00', undefined, path],
+      ['GET', `/admin/devices/a%00b`, undefined, path],
+      ['GET', `/admin/services/${world.serviceId}/messages?deviceId=%00`, undefined, path],
+      ['POST', '/admin/services', '{"name":"a\\u0000b","allowedDevices":["DEVICE_WASHER"]}', body],
+      ['PATCH', `/admin/devices/${deviceId}`, '{"alias":"a\\u0000"}', body],
+      ['POST', `/admin/users/${world.userNumber}/devices`, '{"deviceType":"DEVICE_WASHER","alias":"\\u0000"}', body],
+      ['POST', `/admin/devices/${deviceId}/report`, '{"extra\\u0000":{"a":1}}', body],
+    ] as const) {
+      const headers = adminHeaders(payload === undefined ? {} : { 'content-type': 'application/json' });
+      const res = await t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+      expect([`${method} ${url}`, res.statusCode, res.json().error]).toEqual([`${method} ${url}`, 400, { code: '1000', message }]);
+    }
+    expect(await snapshot()).toBe(before);
+    expect((await t.app.inject({ method: 'PATCH', url: `/admin/devices/${deviceId}`, headers: adminHeaders({ 'content-type': 'application/json' }), payload: '{"alias":"a\\\\u0000"}' })).statusCode).toBe(200);
+  });
+
   it('shows every admin call in /openapi.json under tag admin with the admin security scheme', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const adminPaths = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security: unknown }>>)
