@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
-import { clientErrorHandler, connectRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
+import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { installPartnerChecks } from './api/plugins/partner.js';
 import { deviceRoutes } from './api/routes/devices.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
@@ -57,6 +57,7 @@ export async function buildApp(ctx: AppContext, readiness: { broker: () => boole
     return503OnClosing: true,
   });
   server.server.on('connect', connectRefusal(clock));
+  server.server.on('checkExpectation', expectationRefusal(clock));
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
   registerStoreMetrics(metrics.registry, store);
 

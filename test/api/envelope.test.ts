@@ -205,6 +205,12 @@ describe('refusals before any route, over a real socket (DESIGN J: every HTTP re
     expect(error.message).toBe('Method CONNECT is not allowed: this server is not a proxy.');
   });
 
+  it('an Expect other than 100-continue answers 417 with 1216; 100-continue goes on to the route', async () => {
+    const error = refusal(await send('GET /users HTTP/1.1', { ...world.headers(), expect: 'something' }), 417, '1216');
+    expect(error.message).toBe('Header expect may only be 100-continue; got "something".');
+    expect((await send('GET /users HTTP/1.1', { ...world.headers(), expect: '100-continue' })).status).toBe(200);
+  });
+
   it('the HTTP/2 preface answers 1000 saying to use HTTP/1.1', async () => {
     const answer = await rawExchange(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
     expect(refusal(answer, 400, '1000').message).toBe('HTTP/2 is not served here: use HTTP/1.1.');

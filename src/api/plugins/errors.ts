@@ -2,8 +2,8 @@
  * Every answer is an envelope (DESIGN A.3, J): errors of our own, schema and body errors of Fastify,
  * unknown paths (1305, 404), wrong methods (1305, 405), internal faults (2000, no stack traces), and
  * the refusals that come before any route: a path that is not valid percent-encoding, a request
- * without Host, a CONNECT, and requests Node's HTTP parser gives up on (malformed request lines and
- * headers, a head over 64 KiB, a client too slow).
+ * without Host, a CONNECT, an Expect other than 100-continue, and requests Node's HTTP parser gives
+ * up on (malformed request lines and headers, a head over 64 KiB, a client too slow).
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, fail, type ErrorCode } from '../../errors.js';
 import { newMessageId, type Clock } from '../../ids.js';
+import { quote } from '../checks.js';
 import { envelopeMessageId, failure } from '../envelope.js';
 
 interface ValidationIssue {
@@ -111,6 +112,15 @@ export function connectRefusal(clock: Clock): (request: IncomingMessage, socket:
     const error = fail('1305', 'Method CONNECT is not allowed: this server is not a proxy.', { httpStatus: 405 });
     socket.write(rawEnvelope(error, envelopeMessageId(request.headers['x-message-id']), clock));
     socket.destroy();
+  };
+}
+
+/** The server's 'checkExpectation' listener: an Expect other than 100-continue (417, 1216), where Node would answer a bare 417. */
+export function expectationRefusal(clock: Clock): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const error = fail('1216', `Header expect may only be 100-continue; got ${quote(String(request.headers.expect))}.`, { httpStatus: 417 });
+    const body = JSON.stringify(failure(envelopeMessageId(request.headers['x-message-id']), error.code, error.message, clock));
+    response.writeHead(error.httpStatus, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
   };
 }
 
