@@ -4,7 +4,7 @@ import { clientErrorRefusal } from '../../src/api/plugins/errors.js';
 import { ERRORS } from '../../src/errors.js';
 import { newMessageId, type Clock } from '../../src/ids.js';
 import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
-import { rawExchange, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
+import { rawExchange, rawRequest, rawTranscript, type RawAnswer } from '../helpers/raw-http.js';
 
 describe('the envelope and the service and token checks (DESIGN A.2–A.4)', () => {
   let t: TestApp;
@@ -214,6 +214,15 @@ describe('refusals before any route, over a real socket (DESIGN J: every HTTP re
   it('the HTTP/2 preface answers 1000 saying to use HTTP/1.1', async () => {
     const answer = await rawExchange(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
     expect(refusal(answer, 400, '1000').message).toBe('HTTP/2 is not served here: use HTTP/1.1.');
+  });
+
+  it('garbage after a request on the same connection: the request is answered first, then the garbage with 1000', async () => {
+    const { deviceId } = (await t.ctx.devices.register(world.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: 'Fan', virtual: true })).device;
+    await send('GET /devices HTTP/1.1', world.headers());
+    const transcript = await rawTranscript(port, `${rawRequest(`POST /push/${deviceId} HTTP/1.1`, world.headers())}G@T / HTTP/1.1\r\n\r\n`);
+    expect([...transcript.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['200', '400']);
+    expect(transcript).toContain('"code":"1000","message":"The request is not valid HTTP/1.1: Invalid method encountered."');
+    expect(await t.ctx.store.listPushSubscriptions(world.serviceId, world.userNumber)).toEqual([expect.objectContaining({ deviceId })]);
   });
 
   it('keeps serving after all of these', async () => {

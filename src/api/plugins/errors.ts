@@ -94,15 +94,23 @@ function rawEnvelope(error: ApiError, messageId: string, clock: Clock): string {
   return `HTTP/1.1 ${error.httpStatus} ${STATUS_CODES[error.httpStatus]}\r\n${lines}\r\n${body}`;
 }
 
-/** Fastify's `clientErrorHandler`: the envelope instead of Fastify's own JSON, on the socket, as no request was parsed. */
+/**
+ * Fastify's `clientErrorHandler`: the envelope instead of Fastify's own JSON, on the socket, as no
+ * request was parsed. When the bytes that failed came after a request still being answered (pipelined),
+ * that answer goes first: written at once, the refusal would read as the earlier request's answer,
+ * though the earlier request went through.
+ */
 export function clientErrorHandler(clock: Clock): (error: ConnectionError, socket: Socket) => void {
   return (error, socket) => {
-    // As Node's own default: a reset connection has no one to answer, and a response already begun must not be corrupted.
+    const refuse = () => {
+      if (socket.writable) socket.write(rawEnvelope(clientErrorRefusal(error as ConnectionError & { reason?: string }), newMessageId(), clock));
+      socket.destroy();
+    };
+    // A reset connection has no one to answer.
+    if (error.code === 'ECONNRESET') return void socket.destroy();
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
-      socket.write(rawEnvelope(clientErrorRefusal(error as ConnectionError & { reason?: string }), newMessageId(), clock));
-    }
-    socket.destroy();
+    if (inFlight && !inFlight.writableFinished) inFlight.once('close', refuse);
+    else refuse();
   };
 }
 
