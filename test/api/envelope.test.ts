@@ -225,6 +225,15 @@ describe('refusals before any route, over a real socket (DESIGN J: every HTTP re
     expect(await t.ctx.store.listPushSubscriptions(world.serviceId, world.userNumber)).toEqual([expect.objectContaining({ deviceId })]);
   });
 
+  it('a body cut short by the end of the connection answers 1000 at once, and subscribes nothing', async () => {
+    const { deviceId } = (await t.ctx.devices.register(world.userNumber, { deviceType: 'DEVICE_WASHER', alias: 'Washer', virtual: true })).device;
+    await send('GET /devices HTTP/1.1', world.headers());
+    const request = rawRequest(`POST /event/${deviceId} HTTP/1.1`, { ...world.headers(), 'content-type': 'application/json', 'content-length': '100' }, '{"expire":');
+    const error = refusal(await rawExchange(port, request, { quietMs: 200 }), 400, '1000');
+    expect(error.message).toMatch(/^The request is not valid HTTP\/1\.1: /);
+    expect(await t.ctx.store.listEventSubscriptions(world.serviceId, world.userNumber, 0)).toEqual([]);
+  });
+
   it('keeps serving after all of these', async () => {
     expect((await send('GET /users HTTP/1.1', world.headers())).status).toBe(200);
   });

@@ -96,9 +96,9 @@ function rawEnvelope(error: ApiError, messageId: string, clock: Clock): string {
 
 /**
  * Fastify's `clientErrorHandler`: the envelope instead of Fastify's own JSON, on the socket, as no
- * request was parsed. When the bytes that failed came after a request still being answered (pipelined),
- * that answer goes first: written at once, the refusal would read as the earlier request's answer,
- * though the earlier request went through.
+ * request was parsed. When the bytes that failed came after a whole request still being answered
+ * (pipelined), that answer goes first: written at once, the refusal would read as the earlier
+ * request's answer, though the earlier request went through.
  */
 export function clientErrorHandler(clock: Clock): (error: ConnectionError, socket: Socket) => void {
   return (error, socket) => {
@@ -109,7 +109,10 @@ export function clientErrorHandler(clock: Clock): (error: ConnectionError, socke
     // A reset connection has no one to answer.
     if (error.code === 'ECONNRESET') return void socket.destroy();
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (inFlight && !inFlight.writableFinished) inFlight.once('close', refuse);
+    // The bytes that failed follow a whole request still being answered: that answer goes first.
+    if (inFlight?.req.complete && !inFlight.writableFinished) inFlight.once('close', refuse);
+    // They belong to the request being answered, whose answer has begun: a second one cannot follow (as Node's default).
+    else if (inFlight?.headersSent) socket.destroy();
     else refuse();
   };
 }
