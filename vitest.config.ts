@@ -40,6 +40,8 @@ const postgresProject = {
       'test/delivery/dispatcher.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',
+      'test/fuzz/admin.test.ts',
+      'test/fuzz/http.test.ts',
       'test/gateway/gateway.test.ts',
       'test/ops/**/*.test.ts',
       'test/sim/**/*.test.ts',

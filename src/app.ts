@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
-import { installErrorHandling } from './api/plugins/errors.js';
+import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { installPartnerChecks } from './api/plugins/partner.js';
 import { deviceRoutes } from './api/routes/devices.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
@@ -15,11 +15,15 @@ import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
-import { parseJsonText } from './json.js';
+import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { ERRORS } from './errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
+/** The request line and headers together, as Node's parser counts them: the same bound as a body. */
+const HEAD_LIMIT = 64 * 1024;
+/** `\u0000` in JSON text whose backslash is not itself escaped: U+0000 in a name or a value. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 export interface App {
   server: FastifyInstance;
@@ -41,11 +45,19 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     // No pino child per request: our lines name the request by its messageId, Fastify's reqId adds nothing.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT,
-    // Device ids are up to 128 characters; longer ones must reach our check (1224), not Fastify's 414.
-    routerOptions: { maxParamLength: 1024 },
+    // A device id of any length that fits the head must reach our check (1224), not the router's 414:
+    // the router has no limit of its own, Node's parser bounds the whole head (431 past it).
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
+    // Without Host, Node would answer a bare 400 itself; installErrorHandling's check answers the envelope.
+    http: { maxHeaderSize: HEAD_LIMIT, requireHostHeader: false },
+    // What Node's parser and Fastify's router refuse before any route is an envelope too.
+    clientErrorHandler: clientErrorHandler(clock),
+    frameworkErrors: frameworkErrorHandler(clock),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
     return503OnClosing: true,
   });
+  server.server.on('connect', connectRefusal(clock));
+  server.server.on('checkExpectation', expectationRefusal(clock));
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
   registerStoreMetrics(metrics.registry, store);
 
@@ -54,14 +66,19 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   server.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, raw, done) => {
     const text = String(raw);
     if (text.trim() === '') return done(null, undefined);
+    let body: unknown;
     try {
-      done(null, parseJsonText(text));
+      body = parseJsonText(text);
     } catch (error) {
-      done(fail('1000', `The body is not valid JSON: ${(error as Error).message}`), undefined);
+      const { message, tooDeep } = error as JsonTextError;
+      return done(fail('1000', tooDeep ? `The body nests deeper than ${MAX_JSON_DEPTH} levels.` : `The body is not valid JSON: ${message}`), undefined);
     }
+    // PostgreSQL text cannot hold U+0000: refused here for both stores alike, not as a 2000 at the insert.
+    if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) return done(fail('1000', 'The body holds the character U+0000, which no name or value may contain.'), undefined);
+    done(null, body);
   });
 
-  installErrorHandling(server, clock);
+  const noRoute = installErrorHandling(server, clock);
   server.addSchema(ErrorEnvelope);
   await server.register(swagger, {
     openapi: {
@@ -100,7 +117,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   deviceRoutes(server, ctx);
   userRoutes(server, ctx);
   subscriptionRoutes(server, ctx);
-  adminRoutes(server, ctx);
+  adminRoutes(server, ctx, noRoute);
   opsRoutes(server, ctx, metrics, readiness);
   return { server, metrics };
 }

@@ -49,7 +49,7 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
     controlTimeoutMs: config.controlTimeoutMs,
     virtualByDefault: config.virtualByDefault,
   });
-  const accounts = new Accounts({ store, clock, lookups, checkCallbackUrl: callbackGuard(config) });
+  const accounts = new Accounts({ store, clock, region: config.region, lookups, checkCallbackUrl: callbackGuard(config) });
   const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
   if (simulator) channels.attach('virtual', simulator);
   return { config, store, clock, devices, accounts, lookups, channels, simulator };

@@ -27,6 +27,11 @@ export function regionOf(country: string): Region | undefined {
   return REGION_OF.get(country);
 }
 
+/** The countries `region` serves, in the preset's order. */
+export function countriesOf(region: Region): readonly string[] {
+  return PRESET[region];
+}
+
 /** A country of `region`, for demo users: the first of the preset. */
 export function demoCountry(region: Region): string {
   return region === 'KIC' ? 'KR' : region === 'EIC' ? 'DE' : 'US';

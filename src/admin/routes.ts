@@ -1,10 +1,11 @@
 /**
  * The platform admin API under /admin (DESIGN D): an encapsulated plugin whose hooks demand the
- * admin token and a JSON content type before any body is read; the calls go to the same domain
- * functions as the CLI.
+ * admin token and a JSON content type before any body is read, on its unknown paths too (a stranger
+ * learns nothing of the API's shape); the calls go to the same domain functions as the CLI.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkContentType } from '../api/checks.js';
+import type { NoRouteHandler } from '../api/plugins/errors.js';
 import type { ContextWithSimulator } from '../context.js';
 import { fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
@@ -28,12 +29,15 @@ function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) =
   };
 }
 
-export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator): void {
+/** Registers the admin API; `noRoute` answers its unknown paths and methods once the token passed. */
+export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noRoute: NoRouteHandler): void {
   const authorize = adminAuthorizer(ctx.config.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (request) => {
       authorize(request);
       checkContentType(request.headers);
+      // PostgreSQL text cannot hold U+0000: an id or a query value with it is refused before any lookup, on both stores alike.
+      if (request.url.includes('%00')) throw fail('1000', 'The path or query holds %00 (the character U+0000), which no id or value may contain.');
     });
     // Without this a missing body fails the schema as "not an object" (1000); it is a missing field (1101).
     admin.addHook('preValidation', async (request) => {
@@ -41,6 +45,8 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator): vo
         throw fail('1101', 'The body is missing: this call needs a JSON body.');
       }
     });
+    // The plugin's own not-found handler runs its hooks: without the token, /admin/nowhere is 1301 like any admin call.
+    admin.setNotFoundHandler(noRoute);
     const typed: AdminApp = admin.withTypeProvider();
     serviceRoutes(typed, ctx);
     userRoutes(typed, ctx);

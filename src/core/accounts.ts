@@ -4,7 +4,8 @@ import type { UrlCheck } from '../delivery/address-guard.js';
 import { newWebhookSecret } from '../delivery/sign.js';
 import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
-import { isCountryCode } from '../regions.js';
+import type { Region } from '../config.js';
+import { countriesOf, isCountryCode, regionOf } from '../regions.js';
 import type { DeliveryAttempt, MessageFilter, OutboxMessage, Service, ServicePatch, Store, User } from '../store/store.js';
 import type { LookupInvalidation } from './cache.js';
 
@@ -57,7 +58,8 @@ export class Accounts {
   /** The partner checks read services, tokens and connections through this cache: each change here is told to it. */
   private readonly lookups: LookupInvalidation;
 
-  constructor(private readonly deps: { store: Store; clock: Clock; checkCallbackUrl: CallbackGuard; lookups: LookupInvalidation }) {
+  /** `region` is the deployment's: its users live in its countries (DESIGN A.2). */
+  constructor(private readonly deps: { store: Store; clock: Clock; region: Region; checkCallbackUrl: CallbackGuard; lookups: LookupInvalidation }) {
     this.lookups = deps.lookups;
   }
 
@@ -125,6 +127,10 @@ export class Accounts {
 
   async createUser(countryCode: string, userNumber?: string): Promise<User> {
     if (!isCountryCode(countryCode)) throw fail('1102', `countryCode must be an ISO 3166-1 alpha-2 code; got ${JSON.stringify(countryCode)}.`);
+    if (regionOf(countryCode) !== this.deps.region) {
+      const { region } = this.deps;
+      throw fail('1102', `countryCode must be a country of this deployment's region ${region} (${countriesOf(region).join(', ')}); got ${JSON.stringify(countryCode)}.`);
+    }
     if (userNumber !== undefined && !USER_NUMBER.test(userNumber)) {
       throw fail('1102', `userNumber must be 1 to 64 of A-Z, a-z, 0-9, _ and -; got ${JSON.stringify(userNumber)}.`);
     }

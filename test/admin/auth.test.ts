@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatTimestamp, newMessageId, type Clock } from '../../src/ids.js';
-import { ADMIN_TOKEN, adminHeaders, testApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, adminHeaders, createWorld, testApp, type TestApp } from '../helpers/app.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const clock: Clock = { now: () => NOW };
@@ -72,12 +72,86 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect([array.statusCode, array.json().error]).toEqual([400, { code: '1000', message: 'The body must be a JSON object.' }]);
   });
 
+  it.each([
+    ['GET', '/admin/nowhere'],
+    ['DELETE', '/admin/services'],
+    ['PUT', '/admin/users/u1/tokens'],
+    ['POST', '/admin/services/svc_1/keys/rotate'],
+    ['GET', '/admin'],
+    ['GET', '/admin/'],
+    ['OPTIONS', '/admin/services'],
+  ] as const)('without the token, %s %s answers 401 1301 like a known call: the API shape stays hidden', async (method, url) => {
+    const known = await t.app.inject({ method: 'GET', url: '/admin/services' });
+    const res = await t.app.inject({ method, url, headers: { authorization: 'Bearer wrong' } });
+    expect([res.statusCode, res.json().error]).toEqual([401, { code: '1301', message: 'The admin token is wrong.' }]);
+    const bare = await t.app.inject({ method, url });
+    expect([bare.statusCode, bare.json().error]).toEqual([known.statusCode, known.json().error]);
+  });
+
   it('an unknown admin path answers 1305 (404), a wrong method 1305 (405)', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/admin/nowhere', headers: adminHeaders() });
     expect([missing.statusCode, missing.json().error.code]).toEqual([404, '1305']);
     const wrong = await t.app.inject({ method: 'PUT', url: '/admin/services', headers: adminHeaders() });
     expect([wrong.statusCode, wrong.json().error.code]).toEqual([405, '1305']);
     expect(String(wrong.headers.allow).split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']));
+  });
+
+  it('a body nested 20,000 levels answers 1000 naming the nesting on every call that takes one, and stores nothing', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_CEILING_FAN'] });
+    const deviceId = world.devices[0]!.deviceId;
+    const nested = (field: string) => `{"${field}":${'['.repeat(19_999)}${']'.repeat(19_999)}}`;
+    const snapshot = async () => JSON.stringify([
+      await t.ctx.store.listServices(),
+      await t.ctx.store.listUserDevices(world.userNumber),
+      await t.ctx.store.getDeviceState(deviceId),
+      await t.ctx.store.listMessages(world.serviceId, {}),
+      t.ctx.simulator.timeScale,
+    ]);
+    const before = await snapshot();
+    for (const [method, url, field] of [
+      ['POST', '/admin/services', 'name'],
+      ['PATCH', `/admin/services/${world.serviceId}`, 'allowedDevices'],
+      ['POST', `/admin/services/${world.serviceId}/recover`, 'since'],
+      ['POST', '/admin/users', 'countryCode'],
+      ['POST', `/admin/users/${world.userNumber}/tokens`, 'serviceId'],
+      ['POST', `/admin/users/${world.userNumber}/devices`, 'deviceType'],
+      ['PATCH', `/admin/devices/${deviceId}`, 'alias'],
+      ['POST', `/admin/devices/${deviceId}/report`, 'operation'],
+      ['POST', `/admin/devices/${deviceId}/push`, 'pushCode'],
+      ['POST', `/admin/devices/${deviceId}/connection`, 'online'],
+      ['POST', `/admin/devices/${deviceId}/sim`, 'args'],
+      ['PUT', '/admin/sim/time-scale', 'scale'],
+      ['POST', '/admin/sim/scenarios/morning', 'userNumber'],
+    ] as const) {
+      const res = await t.app.inject({ method, url, headers: adminHeaders({ 'content-type': 'application/json' }), payload: nested(field) });
+      expect([`${method} ${url}`, res.statusCode, res.json().error], `${method} ${url}`)
+        .toEqual([`${method} ${url}`, 400, { code: '1000', message: 'The body nests deeper than 64 levels.' }]);
+    }
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('U+0000 in a path, a query or a body answers 1000 and stores nothing (PostgreSQL text cannot hold it)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_CEILING_FAN'] });
+    const deviceId = world.devices[0]!.deviceId;
+    const snapshot = async () => JSON.stringify([await t.ctx.store.listServices(), await t.ctx.store.listUserDevices(world.userNumber)]);
+    const before = await snapshot();
+    const path = 'The path or query holds %00 (the character U+0000), which no id or value may contain.';
+    const body = 'The body holds the character U+0000, which no name or value may contain.';
+    for (const [method, url, payload, message] of [
+      ['GET', '/admin/services/%00', undefined, path],
+      ['GET', `/admin/devices/a%00b`, undefined, path],
+      ['GET', `/admin/services/${world.serviceId}/messages?deviceId=%00`, undefined, path],
+      ['POST', '/admin/services', '{"name":"a\\u0000b","allowedDevices":["DEVICE_WASHER"]}', body],
+      ['PATCH', `/admin/devices/${deviceId}`, '{"alias":"a\\u0000"}', body],
+      ['POST', `/admin/users/${world.userNumber}/devices`, '{"deviceType":"DEVICE_WASHER","alias":"\\u0000"}', body],
+      ['POST', `/admin/devices/${deviceId}/report`, '{"extra\\u0000":{"a":1}}', body],
+    ] as const) {
+      const headers = adminHeaders(payload === undefined ? {} : { 'content-type': 'application/json' });
+      const res = await t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+      expect([`${method} ${url}`, res.statusCode, res.json().error]).toEqual([`${method} ${url}`, 400, { code: '1000', message }]);
+    }
+    expect(await snapshot()).toBe(before);
+    expect((await t.app.inject({ method: 'PATCH', url: `/admin/devices/${deviceId}`, headers: adminHeaders({ 'content-type': 'application/json' }), payload: '{"alias":"a\\\\u0000"}' })).statusCode).toBe(200);
   });
 
   it('shows every admin call in /openapi.json under tag admin with the admin security scheme', async () => {

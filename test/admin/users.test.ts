@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatTimestamp, type Clock } from '../../src/ids.js';
+import { countriesOf, demoCountry } from '../../src/regions.js';
 import { callAdmin, createWorld, partnerHeaders, testApp, type TestApp, type World } from '../helpers/app.js';
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -27,8 +28,8 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
     it('creates a user with the given number, or a generated one', async () => {
       const res = await admin('POST', '/admin/users', { countryCode: 'KR', userNumber: 'user-1' });
       expect(res.json()).toEqual({ messageId: expect.any(String), timestamp: formatTimestamp(NOW), response: { userNumber: 'user-1', countryCode: 'KR' } });
-      const generated = (await admin('POST', '/admin/users', { countryCode: 'US' })).json().response;
-      expect(generated).toEqual({ userNumber: expect.stringMatching(/^[A-Za-z0-9]{20}$/), countryCode: 'US' });
+      const generated = (await admin('POST', '/admin/users', { countryCode: 'JP' })).json().response;
+      expect(generated).toEqual({ userNumber: expect.stringMatching(/^[A-Za-z0-9]{20}$/), countryCode: 'JP' });
       expect(await t.ctx.store.getUser(generated.userNumber)).toBeDefined();
     });
 
@@ -40,6 +41,17 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       [{ countryCode: 'KR', userNumber: 7 }, '1102', 'userNumber must be string.'],
     ])('%j answers %s', async (body, code, message) => {
       expect(await error(admin('POST', '/admin/users', body))).toEqual([400, { code, message }]);
+    });
+
+    it.each(['US', 'DE', 'AQ'])('a country outside the deployment\'s region (%s) answers 1102 naming the region and its countries; no user is made', async (countryCode) => {
+      const message = `countryCode must be a country of this deployment's region KIC (${countriesOf('KIC').join(', ')}); got "${countryCode}".`;
+      expect(await error(admin('POST', '/admin/users', { countryCode, userNumber: 'abroad' }))).toEqual([400, { code: '1102', message }]);
+      expect(await t.ctx.store.getUser('abroad')).toBeUndefined();
+    });
+
+    it('the CLI and the sandbox create users through the same check', async () => {
+      await expect(t.ctx.accounts.createUser('US', 'abroad')).rejects.toMatchObject({ code: '1102' });
+      expect(await t.ctx.store.getUser('abroad')).toBeUndefined();
     });
 
     it('an existing userNumber answers 1102', async () => {
@@ -181,5 +193,21 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(await error(admin('DELETE', `/admin/users/nobody/devices/${deviceId}`))).toEqual([404, { code: '1202', message: 'User nobody does not exist.' }]);
       expect(await t.ctx.store.getDevice(deviceId)).toBeDefined();
     });
+  });
+});
+
+describe('admin: users in each region (DESIGN A.2)', () => {
+  it.each(['KIC', 'EIC', 'AIC'] as const)('region %s creates users of its own countries and refuses the others', async (region) => {
+    const t = await testApp({ settings: { REGION: region } });
+    try {
+      const own = await callAdmin(t.app, 'POST', '/admin/users', { countryCode: demoCountry(region) });
+      expect(own.statusCode).toBe(200);
+      for (const other of (['KIC', 'EIC', 'AIC'] as const).filter((r) => r !== region)) {
+        const res = await callAdmin(t.app, 'POST', '/admin/users', { countryCode: demoCountry(other) });
+        expect([res.statusCode, res.json().error.code]).toEqual([400, '1102']);
+      }
+    } finally {
+      await t.close();
+    }
   });
 });

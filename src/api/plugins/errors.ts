@@ -1,10 +1,17 @@
 /**
- * Every answer is an envelope (DESIGN A.3): errors of our own, schema and body errors of Fastify,
- * unknown paths (1305, 404), wrong methods (1305, 405) and internal faults (2000, no stack traces).
+ * Every answer is an envelope (DESIGN A.3, J): errors of our own, schema and body errors of Fastify,
+ * unknown paths (1305, 404), wrong methods (1305, 405), internal faults (2000, no stack traces), and
+ * the refusals that come before any route: a path that is not valid percent-encoding, a request
+ * without Host, a CONNECT, an Expect other than 100-continue, and requests Node's HTTP parser gives
+ * up on (malformed request lines and headers, a head over 64 KiB, a client too slow).
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, fail, type ErrorCode } from '../../errors.js';
-import type { Clock } from '../../ids.js';
+import { newMessageId, type Clock } from '../../ids.js';
+import { quote } from '../checks.js';
 import { envelopeMessageId, failure } from '../envelope.js';
 
 interface ValidationIssue {
@@ -59,8 +66,94 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError
   return reply.code(error.httpStatus).headers(error.headers).send(failure(messageId, error.code, error.message, clock));
 }
 
-/** Installs the error handler and the 404/405 answers. `routes` collects the method and pattern of every route. */
-export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
+/** A path for a message, cut short: a path may be as long as the 64 KiB head. */
+function shortPath(path: string): string {
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+}
+
+/** The answer to a request Node's HTTP parser gave up on: the head too large (431), too slow (408), or malformed (400). */
+export function clientErrorRefusal(error: { code?: string; reason?: string; message: string }): ApiError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      // 1000, not 1216: the parser stops counting before it knows which header (or the request line) overflowed.
+      return fail('1000', 'The request line and headers are larger than 64 KiB.', { httpStatus: 431 });
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return fail('1000', 'The request did not arrive in time.', { httpStatus: 408 });
+    case 'HPE_PAUSED_H2_UPGRADE':
+      return fail('1000', 'HTTP/2 is not served here: use HTTP/1.1.');
+    default:
+      return fail('1000', `The request is not valid HTTP/1.1: ${error.reason ?? error.message}.`);
+  }
+}
+
+/** An envelope as raw HTTP/1.1, for answers written where Fastify has no reply; the connection closes after it. */
+function rawEnvelope(error: ApiError, messageId: string, clock: Clock): string {
+  const body = JSON.stringify(failure(messageId, error.code, error.message, clock));
+  const headers = { ...error.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${error.httpStatus} ${STATUS_CODES[error.httpStatus]}\r\n${lines}\r\n${body}`;
+}
+
+/**
+ * Fastify's `clientErrorHandler`: the envelope instead of Fastify's own JSON, on the socket, as no
+ * request was parsed. When the bytes that failed came after a whole request still being answered
+ * (pipelined), that answer goes first: written at once, the refusal would read as the earlier
+ * request's answer, though the earlier request went through.
+ */
+export function clientErrorHandler(clock: Clock): (error: ConnectionError, socket: Socket) => void {
+  return (error, socket) => {
+    const refuse = () => {
+      if (socket.writable) socket.write(rawEnvelope(clientErrorRefusal(error as ConnectionError & { reason?: string }), newMessageId(), clock));
+      socket.destroy();
+    };
+    // A reset connection has no one to answer.
+    if (error.code === 'ECONNRESET') return void socket.destroy();
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    // The bytes that failed follow a whole request still being answered: that answer goes first.
+    if (inFlight?.req.complete && !inFlight.writableFinished) inFlight.once('close', refuse);
+    // They belong to the request being answered, whose answer has begun: a second one cannot follow (as Node's default).
+    else if (inFlight?.headersSent) socket.destroy();
+    else refuse();
+  };
+}
+
+/** The server's 'connect' listener: a tunnel is not served here (1305, 405), where Node would close without a word. */
+export function connectRefusal(clock: Clock): (request: IncomingMessage, socket: Duplex) => void {
+  return (request, socket) => {
+    const error = fail('1305', 'Method CONNECT is not allowed: this server is not a proxy.', { httpStatus: 405 });
+    socket.write(rawEnvelope(error, envelopeMessageId(request.headers['x-message-id']), clock));
+    socket.destroy();
+  };
+}
+
+/** The server's 'checkExpectation' listener: an Expect other than 100-continue (417, 1216), where Node would answer a bare 417. */
+export function expectationRefusal(clock: Clock): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const error = fail('1216', `Header expect may only be 100-continue; got ${quote(String(request.headers.expect))}.`, { httpStatus: 417 });
+    const body = JSON.stringify(failure(envelopeMessageId(request.headers['x-message-id']), error.code, error.message, clock));
+    response.writeHead(error.httpStatus, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+  };
+}
+
+/** Fastify's `frameworkErrors`: the router's refusals before any route, such as a path that is not valid percent-encoding. */
+export function frameworkErrorHandler(clock: Clock): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    const refusal = error.code === 'FST_ERR_BAD_URL'
+      ? fail('1000', `The path ${shortPath(request.url.split('?')[0] ?? '')} is not valid percent-encoding.`)
+      : toApiError(error);
+    sendError(request, reply, refusal, clock);
+  };
+}
+
+/** Answers 1305 for a path no route has (404) or a method its routes do not take (405); a not-found handler. */
+export type NoRouteHandler = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
+/**
+ * Installs the error handler, the Host check and the 404/405 answers, and returns the not-found
+ * handler for encapsulated plugins (the admin API) to set as their own. `routes` collects the
+ * method and pattern of every route.
+ */
+export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRouteHandler {
   const routes: { method: string; pattern: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -74,12 +167,20 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     return sendError(request, reply, apiError, clock);
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  // Node answers an HTTP/1.1 request without Host with a bare 400 (RFC 9112, 3.2); with requireHostHeader off, this is ours.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) done(fail('1000', 'Header Host is missing: HTTP/1.1 requires it.'));
+    else done();
+  });
+
+  const noRoute: NoRouteHandler = (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path) && r.method !== request.method).map((r) => r.method))];
     const error = allowed.length && !allowed.includes(request.method)
-      ? fail('1305', `Method ${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { httpStatus: 405, headers: { allow: allowed.join(', ') } })
-      : fail('1305', `There is no ${path}.`, { httpStatus: 404 });
+      ? fail('1305', `Method ${request.method} is not allowed on ${shortPath(path)}; use ${allowed.join(', ')}.`, { httpStatus: 405, headers: { allow: allowed.join(', ') } })
+      : fail('1305', `There is no ${shortPath(path)}.`, { httpStatus: 404 });
     return sendError(request, reply, error, clock);
-  });
+  };
+  app.setNotFoundHandler(noRoute);
+  return noRoute;
 }
