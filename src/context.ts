@@ -3,6 +3,7 @@ import { ConfigError, type Config } from './config.js';
 import { Accounts, type CallbackGuard } from './core/accounts.js';
 import type { DeviceChannel } from './core/channel.js';
 import { Devices } from './core/devices.js';
+import { Subscriptions } from './core/subscriptions.js';
 import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
 import { type Scheduler, timerScheduler } from './sim/scheduler.js';
@@ -15,6 +16,7 @@ export interface AppContext {
   clock: Clock;
   devices: Devices;
   accounts: Accounts;
+  subscriptions: Subscriptions;
   /** Virtual appliances: their command channel, and a clock loop the server starts and stops. */
   simulator: Simulator;
 }
@@ -43,7 +45,8 @@ export function createContext(config: Config, store: Store, clock: Clock, channe
     onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
   });
   const accounts = new Accounts({ store, clock, checkCallbackUrl: callbackGuard(config) });
-  return { config, store, clock, devices, accounts, simulator };
+  const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit });
+  return { config, store, clock, devices, accounts, subscriptions, simulator };
 }
 
 /** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */

@@ -7,7 +7,7 @@ import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
-import type { Device, DeviceState, Store } from '../store/store.js';
+import type { Connection, Device, DeviceState, Service, Store } from '../store/store.js';
 import { lookupCacheOf, type LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { KeyedLock } from './lock.js';
@@ -21,6 +21,12 @@ export interface NewDeviceInput {
   deviceId?: string;
   groupId?: string;
   virtual?: boolean;
+}
+
+/** A device as a service sees it in the user's list: with whether it holds an event subscription for it. */
+export interface ListedDevice {
+  device: Device;
+  reportable: boolean;
 }
 
 export interface DevicesDeps {
@@ -86,6 +92,21 @@ export class Devices {
     );
     await this.lookups.userChanged(userNumber);
     return { device, deviceSecret };
+  }
+
+  /**
+   * GET /devices: the user's devices of the service's allowed types. The first call for a pair loads
+   * the list for good (the precondition of every device operation, and the lifecycle subscription).
+   */
+  async listForService(service: Service, connection: Connection): Promise<ListedDevice[]> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const owned = await this.lookups.listUserDevices(connection.userNumber);
+    const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
+    const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
+    // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
+    if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));
   }
 
   async get(deviceId: string): Promise<Device> {
