@@ -10,6 +10,7 @@ import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../id
 import type { Connection, Device, DeviceState, Service, Store } from '../store/store.js';
 import { lookupCacheOf, type LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
+import { DeviceInputRefused, DeviceNotRegistered } from './errors.js';
 import { KeyedLock } from './lock.js';
 
 const WASHTOWER_HALVES = new Set(['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']);
@@ -111,7 +112,7 @@ export class Devices {
 
   async get(deviceId: string): Promise<Device> {
     const device = await this.deps.store.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
@@ -121,13 +122,13 @@ export class Devices {
    */
   private async known(deviceId: string): Promise<Device> {
     const device = await this.lookups.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
   async state(deviceId: string): Promise<DeviceState> {
     const state = await this.deps.store.getDeviceState(deviceId);
-    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return state;
   }
 
@@ -137,7 +138,7 @@ export class Devices {
    */
   async readableStatusJson(deviceId: string): Promise<{ statusJson: string; version: number }> {
     const state = await this.deps.store.getDeviceStatusJson(deviceId);
-    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
     return state;
   }
@@ -176,12 +177,12 @@ export class Devices {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = validateReport(profile, report);
-    if (!valid.ok) throw fail('1102', valid.refusal.message);
+    if (!valid.ok) throw new DeviceInputRefused(valid.refusal.message);
     return this.lock.run(deviceId, async () => {
       const state = await this.state(deviceId);
       const status = mergeStatus(profile, state.status, valid.value);
       const over = statusOverBound(status);
-      if (over) throw fail('1102', `The report is refused: ${over}.`);
+      if (over) throw new DeviceInputRefused(`The report is refused: ${over}.`);
       return this.persist(device, state, status);
     });
   }
@@ -192,7 +193,7 @@ export class Devices {
     const { pushCodes } = parsedProfile(this.modelOf(device));
     if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
       const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
-      throw fail('1102', `pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
+      throw new DeviceInputRefused(`pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
     }
     await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now());
   }
@@ -200,7 +201,7 @@ export class Devices {
   async setConnection(deviceId: string, online: boolean): Promise<void> {
     const known = await this.deps.store.setOnline(deviceId, online);
     await this.lookups.deviceChanged(deviceId);
-    if (!known) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!known) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
   // Lifecycle calls of the admin API and the CLI; the store records the A.8 messages of each.
@@ -209,7 +210,7 @@ export class Devices {
   async rename(deviceId: string, alias: string): Promise<Device> {
     const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
@@ -220,7 +221,7 @@ export class Devices {
     const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
     await this.lookups.userChanged(userNumber);
-    if (!shared) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!shared) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
   /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */
@@ -228,15 +229,15 @@ export class Devices {
     await this.userDevice(deviceId, userNumber, true);
     const unregistered = await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
-    if (!unregistered) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    if (!unregistered) throw new DeviceNotRegistered(`Device ${deviceId} is not registered to user ${userNumber}.`);
   }
 
   /** The device, once the user exists (1202) and the device too (1205) — registered to that user when `owned`. */
   private async userDevice(deviceId: string, userNumber: string, owned: boolean): Promise<Device> {
     if (!(await this.deps.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
     const device = await this.deps.store.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
-    if (owned && !device.userNumbers.includes(userNumber)) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
+    if (owned && !device.userNumbers.includes(userNumber)) throw new DeviceNotRegistered(`Device ${deviceId} is not registered to user ${userNumber}.`);
     return device;
   }
 

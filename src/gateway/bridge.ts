@@ -21,8 +21,8 @@
  *   a command to that device holds until its result comes.
  */
 import { connect, type MqttClient } from 'mqtt';
+import { DeviceInputRefused, DeviceNotRegistered } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
-import { ApiError } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from './codec.js';
@@ -207,8 +207,8 @@ export class Bridge {
       }
       return 'handled';
     } catch (error) {
-      if (error instanceof ApiError && error.code === '1102') return this.reject(topic, error.message);
-      if (error instanceof ApiError && error.code === '1205') {
+      if (error instanceof DeviceInputRefused) return this.reject(topic, error.message);
+      if (error instanceof DeviceNotRegistered) {
         logger.warn({ deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
         return 'handled';
       }
