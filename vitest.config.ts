@@ -37,6 +37,7 @@ const postgresProject = {
       'test/context.test.ts',
       'test/admin/**/*.test.ts',
       'test/core/devices-*.test.ts',
+      'test/core/subscriptions.test.ts',
       'test/delivery/dispatcher.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',

@@ -7,10 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
-import { installPartnerChecks } from './api/plugins/partner.js';
-import { deviceRoutes } from './api/routes/devices.js';
-import { subscriptionRoutes } from './api/routes/subscriptions.js';
-import { userRoutes } from './api/routes/users.js';
+import { partnerApi } from './api/index.js';
 import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { ContextWithSimulator } from './context.js';
@@ -113,10 +110,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     done();
   });
 
-  installPartnerChecks(server, ctx);
-  deviceRoutes(server, ctx);
-  userRoutes(server, ctx);
-  subscriptionRoutes(server, ctx);
+  await server.register(partnerApi(ctx));
   adminRoutes(server, ctx, noRoute);
   opsRoutes(server, ctx, metrics, readiness);
   return { server, metrics };

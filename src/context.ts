@@ -4,6 +4,7 @@ import { Accounts, type CallbackGuard } from './core/accounts.js';
 import { LookupCache } from './core/cache.js';
 import { ChannelRouter } from './core/channel.js';
 import { Devices } from './core/devices.js';
+import { Subscriptions } from './core/subscriptions.js';
 import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
 import type { Scheduler } from './sim/scheduler.js';
@@ -18,6 +19,7 @@ export interface AppContext {
   accounts: Accounts;
   /** What the partner checks look up, cached; Devices and Accounts tell it of their changes. */
   lookups: LookupCache;
+  subscriptions: Subscriptions;
   /** Where Devices sends commands; the gateway's channel is attached to it once the gateway runs. */
   channels: ChannelRouter;
   /** Virtual appliances, in a context that runs them (a server's; not the admin CLI's). */
@@ -50,9 +52,10 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
     virtualByDefault: config.virtualByDefault,
   });
   const accounts = new Accounts({ store, clock, region: config.region, lookups, checkCallbackUrl: callbackGuard(config) });
+  const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit });
   const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
   if (simulator) channels.attach('virtual', simulator);
-  return { config, store, clock, devices, accounts, lookups, channels, simulator };
+  return { config, store, clock, devices, accounts, subscriptions, lookups, channels, simulator };
 }
 
 function createSimulator(config: Config, store: Store, clock: Clock, devices: Devices, scheduler: Scheduler): Simulator {

@@ -7,9 +7,10 @@ import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
-import type { Device, DeviceState, Store } from '../store/store.js';
+import type { Connection, Device, DeviceState, Service, Store } from '../store/store.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
+import { DeviceInputRefused, DeviceNotRegistered } from './errors.js';
 import { KeyedLock } from './lock.js';
 
 const WASHTOWER_HALVES = new Set(['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']);
@@ -21,6 +22,12 @@ export interface NewDeviceInput {
   deviceId?: string;
   groupId?: string;
   virtual?: boolean;
+}
+
+/** A device as a service sees it in the user's list: with whether it holds an event subscription for it. */
+export interface ListedDevice {
+  device: Device;
+  reportable: boolean;
 }
 
 export interface DevicesDeps {
@@ -90,9 +97,24 @@ export class Devices {
     return { device, deviceSecret };
   }
 
+  /**
+   * GET /devices: the user's devices of the service's allowed types. The first call for a pair loads
+   * the list for good (the precondition of every device operation, and the lifecycle subscription).
+   */
+  async listForService(service: Service, connection: Connection): Promise<ListedDevice[]> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const owned = await this.lookups.listUserDevices(connection.userNumber);
+    const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
+    const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
+    // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
+    if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));
+  }
+
   async get(deviceId: string): Promise<Device> {
     const device = await this.deps.store.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
@@ -102,13 +124,13 @@ export class Devices {
    */
   private async known(deviceId: string): Promise<Device> {
     const device = await this.lookups.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
   async state(deviceId: string): Promise<DeviceState> {
     const state = await this.deps.store.getDeviceState(deviceId);
-    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return state;
   }
 
@@ -118,7 +140,7 @@ export class Devices {
    */
   async readableStatusJson(deviceId: string): Promise<{ statusJson: string; version: number }> {
     const state = await this.deps.store.getDeviceStatusJson(deviceId);
-    if (!state) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
     return state;
   }
@@ -156,12 +178,12 @@ export class Devices {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = validateReport(profile, report);
-    if (!valid.ok) throw fail('1102', valid.refusal.message);
+    if (!valid.ok) throw new DeviceInputRefused(valid.refusal.message);
     return this.lock.run(deviceId, async () => {
       const state = await this.state(deviceId);
       const status = mergeStatus(profile, state.status, valid.value);
       const over = statusOverBound(status);
-      if (over) throw fail('1102', `The report is refused: ${over}.`);
+      if (over) throw new DeviceInputRefused(`The report is refused: ${over}.`);
       return this.persist(device, state, status);
     });
   }
@@ -172,7 +194,7 @@ export class Devices {
     const { pushCodes } = parsedProfile(this.modelOf(device));
     if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
       const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
-      throw fail('1102', `pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
+      throw new DeviceInputRefused(`pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
     }
     await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now());
   }
@@ -180,7 +202,7 @@ export class Devices {
   async setConnection(deviceId: string, online: boolean): Promise<void> {
     const known = await this.deps.store.setOnline(deviceId, online);
     await this.lookups.deviceChanged(deviceId);
-    if (!known) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!known) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
   // Lifecycle calls of the admin API and the CLI; the store records the A.8 messages of each.
@@ -189,7 +211,7 @@ export class Devices {
   async rename(deviceId: string, alias: string): Promise<Device> {
     const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
     return device;
   }
 
@@ -200,7 +222,7 @@ export class Devices {
     const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
     await this.lookups.userChanged(userNumber);
-    if (!shared) throw fail('1205', `Device ${deviceId} is not registered.`);
+    if (!shared) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
   /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */
@@ -208,15 +230,15 @@ export class Devices {
     await this.userDevice(deviceId, userNumber, true);
     const unregistered = await this.deps.store.unregisterDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
-    if (!unregistered) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    if (!unregistered) throw new DeviceNotRegistered(`Device ${deviceId} is not registered to user ${userNumber}.`);
   }
 
   /** The device, once the user exists (1202) and the device too (1205) — registered to that user when `owned`. */
   private async userDevice(deviceId: string, userNumber: string, owned: boolean): Promise<Device> {
     if (!(await this.deps.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
     const device = await this.deps.store.getDevice(deviceId);
-    if (!device) throw fail('1205', `Device ${deviceId} is not registered.`);
-    if (owned && !device.userNumbers.includes(userNumber)) throw fail('1205', `Device ${deviceId} is not registered to user ${userNumber}.`);
+    if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
+    if (owned && !device.userNumbers.includes(userNumber)) throw new DeviceNotRegistered(`Device ${deviceId} is not registered to user ${userNumber}.`);
     return device;
   }
 

@@ -21,6 +21,7 @@
  *   a command to that device holds until its result comes.
  */
 import { connect, type MqttClient } from 'mqtt';
+import { DeviceInputRefused, DeviceNotRegistered } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
 import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from '../device-protocol/codec.js';
 import { parseTopic, type DeviceTopic } from '../device-protocol/topics.js';
@@ -207,8 +208,8 @@ export class Bridge {
       }
       return 'handled';
     } catch (error) {
-      if (error instanceof ApiError && error.code === '1102') return this.reject(topic, error.message);
-      if (error instanceof ApiError && error.code === '1205') {
+      if (error instanceof DeviceInputRefused) return this.reject(topic, error.message);
+      if (error instanceof DeviceNotRegistered) {
         logger.warn({ deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
         return 'handled';
       }

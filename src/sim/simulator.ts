@@ -9,8 +9,9 @@ import { commandFor, getModel, listReadable, mergeStatus, parsedProfile, valueAt
 import type { CatalogModel, DeviceStatus, JsonObject } from '../catalog/types.js';
 import type { CommandOutcome, DeviceChannel } from '../core/channel.js';
 import type { Devices } from '../core/devices.js';
+import { DeviceNotRegistered } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
-import { ApiError, fail } from '../errors.js';
+import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
 import type { Device, DeviceState } from '../store/store.js';
 import { ActionRefused, applyAction, CONNECTION_ACTIONS, parseArgs } from './actions.js';
@@ -208,7 +209,7 @@ export class Simulator implements DeviceChannel {
 
   private failed(deviceId: string, error: unknown): void {
     // A device unregistered mid-minute is simply gone; anything else is worth telling.
-    if (error instanceof ApiError && error.code === '1205') this.appliances.delete(deviceId);
+    if (error instanceof DeviceNotRegistered) this.appliances.delete(deviceId);
     else this.deps.onError(error, deviceId);
   }
 

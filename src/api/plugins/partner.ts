@@ -1,90 +1,126 @@
 /**
  * The partner pipeline: before the body is even read, every partner request passes the checks of
- * DESIGN A.2 in order (headers → service → token → connection → device), and carries what they found.
+ * DESIGN A.2 in order (headers → service → rate limit → token → connection → device), and carries
+ * what they found. The checks are the `onRequest` hooks of the route groups, each an encapsulated
+ * plugin: the account group's routes have no device, the device and control groups' have one by type.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../config.js';
-import type { Lookups } from '../../core/cache.js';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
-import type { Clock } from '../../ids.js';
-import type { Connection, Device, Service, Store } from '../../store/store.js';
+import type { Connection, Device, Service } from '../../store/store.js';
 import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders } from '../checks.js';
 import { rateLimiterFor } from '../rate-limit.js';
 
+/** What the checks found: the calling service and its connection to the token's user. */
 export interface PartnerContext {
   headers: PartnerHeaders;
   service: Service;
   connection: Connection;
-  /** Set on routes with a device id, once it passed every device check. */
-  device: Device | null;
 }
 
-/** What a partner route declares about itself in `config`. */
-export interface PartnerRouteConfig {
-  /** The route has a `:deviceId` parameter. */
-  device?: boolean;
-  /** The route is control (x-conditional-control applies). */
-  control?: boolean;
+/** What the checks found on a route of the device group: also the device, which passed every device check. */
+export interface DevicePartnerContext extends PartnerContext {
+  device: Device;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    partner: PartnerContext | null;
-  }
-  interface FastifyContextConfig {
-    partner?: PartnerRouteConfig;
+    partner: PartnerContext | DevicePartnerContext | null;
   }
 }
 
-/** The context of a partner route; present by construction once the hook ran. */
+/** A partner route group's instance, typed so that a route's params, headers and body follow from its schema. */
+export type PartnerApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** The context of a partner route, present once its group's hook ran. */
 export function partnerOf(request: FastifyRequest): PartnerContext {
-  if (!request.partner) throw new Error('partner context missing: route registered outside the partner plugin');
+  if (!request.partner) throw new Error('partner context missing: route registered outside the partner groups');
   return request.partner;
 }
 
-export function installPartnerChecks(app: FastifyInstance, deps: { config: Config; store: Store; clock: Clock; lookups: Lookups }): void {
-  const limit = { perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst };
-  const limiter = rateLimiterFor(limit, deps.store, (error) => {
-    app.log.warn({ err: error }, 'rate limits: a lease from the shared bucket failed; this node limits alone until the next');
-  });
-  // Services, tokens, connections and devices are read through the context's cache (src/core/cache.ts).
-  const { lookups } = deps;
-  const hashes = new CredentialHashes();
+/** The context of a route of the device group, with its device. */
+export function devicePartnerOf(request: FastifyRequest): DevicePartnerContext {
+  const { partner } = request;
+  if (!partner || !('device' in partner)) throw new Error('device missing: route registered outside the device group');
+  return partner;
+}
 
-  /**
-   * Spends a token of the service, and tells it where it stands on every answer from here on (DESIGN
-   * J): the bucket's size and what is left in it; a refusal adds when to retry.
-   */
-  async function takeToken(reply: FastifyReply, serviceId: string): Promise<void> {
-    if (!limiter) return;
-    const decision = await limiter.take(serviceId, deps.clock.now());
-    reply.header('x-ratelimit-limit', limit.burst).header('x-ratelimit-remaining', decision.remaining);
-    if (!decision.allowed) {
-      throw fail('1306', `Rate limit of ${limit.perSecond} requests per second (bursts of ${limit.burst}) exceeded; retry in ${decision.retryAfter} s.`, {
-        headers: { 'retry-after': String(decision.retryAfter) },
+export interface PartnerGroups {
+  /** Routes without a device id: the checks up to the connection. */
+  account(app: PartnerApp): void;
+  /** Routes with a `:deviceId` parameter: the checks, then the device's. */
+  device(app: PartnerApp): void;
+  /** Control of a device: the device group's checks, where x-conditional-control applies. */
+  control(app: PartnerApp): void;
+}
+
+/**
+ * The partner interface as one encapsulated plugin holding the groups, each an encapsulated
+ * plugin whose `onRequest` hook runs the checks on its own routes only.
+ */
+export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock' | 'lookups'>, groups: PartnerGroups): FastifyPluginAsync {
+  const { config, store, clock, lookups } = ctx;
+  return async (app) => {
+    const limit = { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst };
+    const limiter = rateLimiterFor(limit, store, (error) => {
+      app.log.warn({ err: error }, 'rate limits: a lease from the shared bucket failed; this node limits alone until the next');
+    });
+    // Services, tokens, connections and devices are read through the context's cache (src/core/cache.ts).
+    const hashes = new CredentialHashes();
+
+    /**
+     * Spends a token of the service, and tells it where it stands on every answer from here on (DESIGN
+     * J): the bucket's size and what is left in it; a refusal adds when to retry.
+     */
+    async function takeToken(reply: FastifyReply, serviceId: string): Promise<void> {
+      if (!limiter) return;
+      const decision = await limiter.take(serviceId, clock.now());
+      reply.header('x-ratelimit-limit', limit.burst).header('x-ratelimit-remaining', decision.remaining);
+      if (!decision.allowed) {
+        throw fail('1306', `Rate limit of ${limit.perSecond} requests per second (bursts of ${limit.burst}) exceeded; retry in ${decision.retryAfter} s.`, {
+          headers: { 'retry-after': String(decision.retryAfter) },
+        });
+      }
+    }
+
+    /** The checks up to the connection, in DESIGN's order; on `control`, x-conditional-control too. */
+    async function checkAccount(request: FastifyRequest, reply: FastifyReply, control: boolean): Promise<PartnerContext> {
+      const headers = checkHeaders(request.headers, config, control);
+      const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
+      await takeToken(reply, service.serviceId);
+      const connection = await checkTokenAndConnection(lookups, service, hashes.of(headers.token), clock.now());
+      return { headers, service, connection };
+    }
+
+    app.decorateRequest('partner', null);
+
+    await app.register(async (account) => {
+      account.addHook('onRequest', async (request, reply) => {
+        request.partner = await checkAccount(request, reply, false);
       });
-    }
-  }
+      groups.account(account.withTypeProvider<TypeBoxTypeProvider>());
+    });
 
-  async function check(request: FastifyRequest, reply: FastifyReply, routeConfig: PartnerRouteConfig): Promise<void> {
-    const headers = checkHeaders(request.headers, deps.config, routeConfig.control === true);
-    const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
-    await takeToken(reply, service.serviceId);
-    const connection = await checkTokenAndConnection(lookups, service, hashes.of(headers.token), deps.clock.now());
-    let device: Device | null = null;
-    if (routeConfig.device) {
-      const { deviceId } = request.params as { deviceId: string };
-      device = await checkDevice(lookups, service, connection, deviceId);
-    }
-    request.partner = { headers, service, connection, device };
-  }
-
-  app.decorateRequest('partner', null);
-  // The checks go on the routes that declare `config.partner`, as they are registered: no other route pays for them.
-  app.addHook('onRoute', (route) => {
-    const routeConfig = (route.config as { partner?: PartnerRouteConfig } | undefined)?.partner;
-    if (!routeConfig) return;
-    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [(request, reply) => check(request, reply, routeConfig), ...own];
-  });
+    /** A group of routes with a `:deviceId` parameter, whose checks end with the device's. */
+    const deviceGroup = (control: boolean, routes: (app: PartnerApp) => void) => app.register(async (group) => {
+      group.addHook<{ Params: { deviceId: string } }>('onRequest', async (request, reply) => {
+        const { headers, service, connection } = await checkAccount(request, reply, control);
+        const device = await checkDevice(lookups, service, connection, request.params.deviceId);
+        request.partner = { headers, service, connection, device };
+      });
+      routes(group.withTypeProvider<TypeBoxTypeProvider>());
+    });
+    await deviceGroup(false, groups.device);
+    await deviceGroup(true, groups.control);
+  };
 }

@@ -1,17 +1,16 @@
 /** GET /devices, GET /devices/profile/{id}, GET /devices/{id}, POST /devices/{id} (DESIGN A.5, A.7). */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
-import { partnerOf } from '../plugins/partner.js';
+import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, Profile, Status } from '../schemas/partner.js';
 
-export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { store, clock, devices, lookups } = ctx;
+/** GET /devices, a route of the account group. */
+export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, devices } = ctx;
 
   app.get('/devices', {
-    config: { partner: {} },
     schema: {
       summary: "List the user's devices",
       description: "Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.",
@@ -21,27 +20,26 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   }, async (request) => {
     const { service, connection, headers } = partnerOf(request);
-    const now = clock.now();
-    const owned = await lookups.listUserDevices(connection.userNumber);
-    const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
-    const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
-    // Loaded once for good (only a disconnect undoes it, and then the connection is gone): no write after the first.
-    if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
-    const list = visible.map((device) => ({
+    const listed = await devices.listForService(service, connection);
+    const list = listed.map(({ device, reportable }) => ({
       deviceId: device.deviceId,
       deviceInfo: {
         deviceType: device.deviceType,
         modelName: device.modelName,
         alias: device.alias,
-        reportable: reportable.has(device.deviceId),
+        reportable,
         ...(device.groupId !== null ? { groupId: device.groupId } : {}),
       },
     }));
     return success(headers.messageId, list, clock);
   });
+}
+
+/** Reading one device, in the device group. */
+export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, devices } = ctx;
 
   app.get('/devices/profile/:deviceId', {
-    config: { partner: { device: true } },
     schema: {
       summary: "Read a device's profile",
       tags: ['devices'],
@@ -50,12 +48,12 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
       response: { 200: Envelope(Profile), ...errorResponses(DEVICE_CODES) },
     },
   }, async (request) => {
-    const { device, headers } = partnerOf(request);
-    return success(headers.messageId, devices.modelOf(device!).profile, clock);
+    const { device, headers } = devicePartnerOf(request);
+    return success(headers.messageId, devices.modelOf(device).profile, clock);
   });
 
-  app.get('/devices/:deviceId', {
-    config: { partner: { device: true } },
+  // The answer is the envelope as JSON text around the stored status, sent as it is.
+  app.get<{ Reply: string }>('/devices/:deviceId', {
     schema: {
       summary: "Read a device's current status",
       description: 'Header `ETag: "<version>"` carries the status version, which increments on every change.',
@@ -65,15 +63,19 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
       response: { 200: Envelope(Status), ...errorResponses([...DEVICE_CODES, '1222']) },
     },
   }, async (request, reply) => {
-    const { device, headers } = partnerOf(request);
-    const state = await devices.readableStatusJson(device!.deviceId);
+    const { device, headers } = devicePartnerOf(request);
+    const state = await devices.readableStatusJson(device.deviceId);
     // The stored status goes out as stored: with the content type set, Fastify sends the text as it is.
     reply.header('etag', `"${state.version}"`).header('content-type', 'application/json; charset=utf-8');
     return successJson(headers.messageId, state.statusJson, clock);
   });
+}
+
+/** POST /devices/{id}, in the control group. */
+export function controlRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, devices } = ctx;
 
   app.post('/devices/:deviceId', {
-    config: { partner: { device: true, control: true } },
     schema: {
       summary: 'Control a device',
       description: 'Validates the command against the profile, checks conditions with `x-conditional-control: true`, sends it to the device and answers with the full status after it.',
@@ -87,9 +89,9 @@ export function deviceRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
   }, async (request, reply) => {
-    const { device, headers } = partnerOf(request);
+    const { device, headers } = devicePartnerOf(request);
     if (request.body === undefined) throw fail('1101', 'The control command is missing.');
-    const state = await devices.control(device!, request.body, headers.conditional);
+    const state = await devices.control(device, request.body, headers.conditional);
     reply.header('etag', `"${state.version}"`);
     return success(headers.messageId, state.status, clock);
   });

@@ -1,86 +1,64 @@
 /** Push and event subscriptions: /push, /push/{id}, /event, /event/{id} (DESIGN A.5). */
-import { Type, type Static } from 'typebox';
-import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success } from '../envelope.js';
-import { partnerOf } from '../plugins/partner.js';
+import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders } from '../schemas/partner.js';
 
-const UNIT_MS = { MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 } as const;
-/** The longest event subscription, in hours (DESIGN A.5). */
-export const MAX_EXPIRE_HOURS = 4464;
-
-/** The expiry an event subscription body asks for, in ms; 1102 beyond 4464 hours. */
-export function expireMs(body: Static<typeof EventSubscribeBody> | undefined): number {
-  const unit = body?.expire?.unit ?? 'HOUR';
-  const timer = body?.expire?.timer ?? 1;
-  const ms = timer * UNIT_MS[unit as keyof typeof UNIT_MS];
-  if (ms > MAX_EXPIRE_HOURS * UNIT_MS.HOUR) {
-    throw fail('1102', `expire must be at most ${MAX_EXPIRE_HOURS} hours; got ${timer} ${unit}.`);
-  }
-  return ms;
-}
-
-export function subscriptionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { store, clock, config } = ctx;
-  const device = { partner: { device: true } };
+/** GET /push and GET /event, routes of the account group. */
+export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, subscriptions } = ctx;
 
   app.get('/push', {
-    config: { partner: {} },
     schema: {
       summary: 'List push subscriptions', tags: ['push'], headers: PartnerHeaders,
       response: { 200: Envelope(Type.Union([Type.Array(Type.Object({ deviceId: Type.String() })), Type.Null()])), ...errorResponses(COMMON_CODES) },
     },
   }, async (request) => {
-    const { service, connection, headers } = partnerOf(request);
-    const subs = await store.listPushSubscriptions(service.serviceId, connection.userNumber);
-    return success(headers.messageId, subs.length ? subs.map((s) => ({ deviceId: s.deviceId })) : null, clock);
-  });
-
-  app.post('/push/:deviceId', {
-    config: device,
-    schema: {
-      summary: 'Subscribe to DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
-      response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1207']) },
-    },
-  }, async (request) => {
-    const { service, connection, device: target, headers } = partnerOf(request);
-    if (!(await store.addPushSubscription(service.serviceId, connection.userNumber, target!.deviceId, clock.now()))) {
-      throw fail('1207', `Push for device ${target!.deviceId} is already subscribed.`);
-    }
-    return success(headers.messageId, {}, clock);
-  });
-
-  app.delete('/push/:deviceId', {
-    config: device,
-    schema: {
-      summary: 'Unsubscribe from DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
-      response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1206']) },
-    },
-  }, async (request) => {
-    const { service, connection, device: target, headers } = partnerOf(request);
-    if (!(await store.removePushSubscription(service.serviceId, connection.userNumber, target!.deviceId))) {
-      throw fail('1206', `Push for device ${target!.deviceId} is not subscribed.`);
-    }
-    return success(headers.messageId, {}, clock);
+    const { connection, headers } = partnerOf(request);
+    const deviceIds = await subscriptions.pushDeviceIds(connection);
+    return success(headers.messageId, deviceIds.length ? deviceIds.map((deviceId) => ({ deviceId })) : null, clock);
   });
 
   app.get('/event', {
-    config: { partner: {} },
     schema: {
       summary: 'List event subscriptions (extension)', tags: ['event'], headers: PartnerHeaders,
       response: { 200: Envelope(Type.Union([Type.Array(EventSubscriptionItem), Type.Null()])), ...errorResponses(COMMON_CODES) },
     },
   }, async (request) => {
-    const { service, connection, headers } = partnerOf(request);
-    const subs = await store.listEventSubscriptions(service.serviceId, connection.userNumber, clock.now());
-    const list = subs.map((s) => ({ deviceId: s.deviceId, expiresAt: new Date(s.expiresAt).toISOString() }));
+    const { connection, headers } = partnerOf(request);
+    const list = (await subscriptions.events(connection)).map((s) => ({ deviceId: s.deviceId, expiresAt: new Date(s.expiresAt).toISOString() }));
     return success(headers.messageId, list.length ? list : null, clock);
+  });
+}
+
+/** Subscribing and unsubscribing one device, in the device group. */
+export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, subscriptions } = ctx;
+
+  app.post('/push/:deviceId', {
+    schema: {
+      summary: 'Subscribe to DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
+      response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1207']) },
+    },
+  }, async (request) => {
+    const { connection, device, headers } = devicePartnerOf(request);
+    await subscriptions.subscribePush(connection, device.deviceId);
+    return success(headers.messageId, {}, clock);
+  });
+
+  app.delete('/push/:deviceId', {
+    schema: {
+      summary: 'Unsubscribe from DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
+      response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1206']) },
+    },
+  }, async (request) => {
+    const { connection, device, headers } = devicePartnerOf(request);
+    await subscriptions.unsubscribePush(connection, device.deviceId);
+    return success(headers.messageId, {}, clock);
   });
 
   app.post('/event/:deviceId', {
-    config: device,
     // The body is optional: no body means the defaults.
     preValidation: async (request) => {
       request.body ??= {};
@@ -92,31 +70,19 @@ export function subscriptionRoutes(app: FastifyInstance, ctx: AppContext): void 
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1102', '1312']) },
     },
   }, async (request) => {
-    const { service, connection, device: target, headers } = partnerOf(request);
-    const now = clock.now();
-    const expiresAt = now + expireMs(request.body as Static<typeof EventSubscribeBody>);
-    const result = await store.upsertEventSubscription(
-      { serviceId: service.serviceId, userNumber: connection.userNumber, deviceId: target!.deviceId, expiresAt },
-      now,
-      config.eventSubscriptionLimit,
-    );
-    if (result === 'limit') {
-      throw fail('1312', `This service and user already hold ${config.eventSubscriptionLimit} event subscriptions, the limit.`);
-    }
+    const { connection, device, headers } = devicePartnerOf(request);
+    await subscriptions.subscribeEvents(connection, device.deviceId, request.body.expire);
     return success(headers.messageId, {}, clock);
   });
 
   app.delete('/event/:deviceId', {
-    config: device,
     schema: {
       summary: 'Unsubscribe from DEVICE_STATUS events for a device', tags: ['event'], headers: PartnerHeaders, params: DeviceIdParams,
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1204']) },
     },
   }, async (request) => {
-    const { service, connection, device: target, headers } = partnerOf(request);
-    if (!(await store.removeEventSubscription(service.serviceId, connection.userNumber, target!.deviceId, clock.now()))) {
-      throw fail('1204', `Events of device ${target!.deviceId} are not subscribed.`);
-    }
+    const { connection, device, headers } = devicePartnerOf(request);
+    await subscriptions.unsubscribeEvents(connection, device.deviceId);
     return success(headers.messageId, {}, clock);
   });
 }

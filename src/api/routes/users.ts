@@ -1,16 +1,15 @@
 /** GET /users and DELETE /user/service (DESIGN A.5). */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { Envelope, errorResponses, success } from '../envelope.js';
-import { partnerOf } from '../plugins/partner.js';
+import { partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, Empty, PartnerHeaders } from '../schemas/partner.js';
 
-export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** Routes of the account group. */
+export function userRoutes(app: PartnerApp, ctx: AppContext): void {
   const { accounts, clock } = ctx;
 
   app.get('/users', {
-    config: { partner: {} },
     schema: {
       summary: "The token's user",
       tags: ['users'],
@@ -23,7 +22,6 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.delete('/user/service', {
-    config: { partner: {} },
     schema: {
       summary: 'Disconnect the user from the calling service',
       description: "Deletes the pair's push and event subscriptions, its loaded device list and lifecycle subscription, and revokes its tokens (later calls with them answer 1202). Other services of the user are untouched; messages already accepted are still delivered.",

@@ -1,0 +1,86 @@
+/**
+ * A service's push and event subscriptions for a connected user's devices (DESIGN A.5): what the
+ * partner routes call, with the rules that refuse a subscription (1206, 1207, 1204, 1102, 1312).
+ */
+import { fail } from '../errors.js';
+import type { Clock } from '../ids.js';
+import type { Connection, EventSubscription, Store } from '../store/store.js';
+
+/** The service and user a subscription belongs to. */
+export type Pair = Pick<Connection, 'serviceId' | 'userNumber'>;
+
+/** How long an event subscription lasts: `timer` of `unit`, one hour by default. */
+export interface Expiry {
+  unit?: string;
+  timer?: number;
+}
+
+const UNIT_MS: Record<string, number> = { MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 };
+/** The longest event subscription, in hours (DESIGN A.5). */
+export const MAX_EXPIRE_HOURS = 4464;
+
+/** The length of an event subscription in ms; 1102 for an unknown unit or beyond 4464 hours. */
+export function expireMs(expire: Expiry | undefined): number {
+  const unit = expire?.unit ?? 'HOUR';
+  const timer = expire?.timer ?? 1;
+  const unitMs = UNIT_MS[unit];
+  if (unitMs === undefined) throw fail('1102', `expire.unit must be one of ${Object.keys(UNIT_MS).join(', ')}; got ${JSON.stringify(unit)}.`);
+  const ms = timer * unitMs;
+  if (ms > MAX_EXPIRE_HOURS * UNIT_MS.HOUR!) {
+    throw fail('1102', `expire must be at most ${MAX_EXPIRE_HOURS} hours; got ${timer} ${unit}.`);
+  }
+  return ms;
+}
+
+export interface SubscriptionsDeps {
+  store: Store;
+  clock: Clock;
+  /** The most unexpired event subscriptions one service may hold for one user (1312 beyond). */
+  eventSubscriptionLimit: number;
+}
+
+export class Subscriptions {
+  constructor(private readonly deps: SubscriptionsDeps) {}
+
+  /** The devices the service receives DEVICE_PUSH for. */
+  async pushDeviceIds(pair: Pair): Promise<string[]> {
+    const subscriptions = await this.deps.store.listPushSubscriptions(pair.serviceId, pair.userNumber);
+    return subscriptions.map((s) => s.deviceId);
+  }
+
+  /** Subscribes to a device's DEVICE_PUSH; 1207 when already subscribed. */
+  async subscribePush(pair: Pair, deviceId: string): Promise<void> {
+    if (!(await this.deps.store.addPushSubscription(pair.serviceId, pair.userNumber, deviceId, this.deps.clock.now()))) {
+      throw fail('1207', `Push for device ${deviceId} is already subscribed.`);
+    }
+  }
+
+  /** 1206 when there was no push subscription. */
+  async unsubscribePush(pair: Pair, deviceId: string): Promise<void> {
+    if (!(await this.deps.store.removePushSubscription(pair.serviceId, pair.userNumber, deviceId))) {
+      throw fail('1206', `Push for device ${deviceId} is not subscribed.`);
+    }
+  }
+
+  /** The unexpired event subscriptions. */
+  async events(pair: Pair): Promise<EventSubscription[]> {
+    return this.deps.store.listEventSubscriptions(pair.serviceId, pair.userNumber, this.deps.clock.now());
+  }
+
+  /** Subscribes to a device's DEVICE_STATUS, or renews the subscription; 1102 for a bad expiry, 1312 beyond the limit. */
+  async subscribeEvents(pair: Pair, deviceId: string, expire: Expiry | undefined): Promise<void> {
+    const { store, clock, eventSubscriptionLimit } = this.deps;
+    const now = clock.now();
+    const subscription = { serviceId: pair.serviceId, userNumber: pair.userNumber, deviceId, expiresAt: now + expireMs(expire) };
+    if ((await store.upsertEventSubscription(subscription, now, eventSubscriptionLimit)) === 'limit') {
+      throw fail('1312', `This service and user already hold ${eventSubscriptionLimit} event subscriptions, the limit.`);
+    }
+  }
+
+  /** 1204 when there was no unexpired event subscription. */
+  async unsubscribeEvents(pair: Pair, deviceId: string): Promise<void> {
+    if (!(await this.deps.store.removeEventSubscription(pair.serviceId, pair.userNumber, deviceId, this.deps.clock.now()))) {
+      throw fail('1204', `Events of device ${deviceId} are not subscribed.`);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/** Devices.listForService: GET /devices in the domain — the user's devices a service may see, and the list loaded once (DESIGN A.5). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+describe('Devices.listForService', () => {
+  let now = T0;
+  let t: TestApp;
+  let world: World;
+
+  beforeAll(async () => {
+    t = await testApp({ clock: { now: () => now } });
+    world = await createWorld(t.ctx, { allowedDevices: ['DEVICE_WASHER', 'DEVICE_CEILING_FAN'], deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER', 'DEVICE_CEILING_FAN'] });
+  });
+  afterAll(() => t?.close());
+
+  const service = async () => (await t.ctx.store.getService(world.serviceId))!;
+  const connection = async () => (await t.ctx.store.getConnection(world.serviceId, world.userNumber))!;
+
+  it("lists only the service's allowed types, each reportable when the service holds an event subscription for it", async () => {
+    const [washer, , fan] = world.devices;
+    await t.ctx.subscriptions.subscribeEvents(world, fan!.deviceId, undefined);
+    const listed = await t.ctx.devices.listForService(await service(), await connection());
+    expect(listed.map(({ device, reportable }) => [device.deviceId, device.deviceType, reportable])).toEqual([
+      [washer!.deviceId, 'DEVICE_WASHER', false],
+      [fan!.deviceId, 'DEVICE_CEILING_FAN', true],
+    ]);
+  });
+
+  it('loads the list for the pair at the first call, and keeps that time at the next ones', async () => {
+    expect((await connection()).deviceListLoadedAt).toBe(T0);
+    now = T0 + 60_000;
+    await t.ctx.devices.listForService(await service(), await connection());
+    expect((await connection()).deviceListLoadedAt).toBe(T0);
+  });
+});
