@@ -155,6 +155,9 @@ export interface MessageFilter {
 
 export type EventSubscribeResult = 'created' | 'renewed' | 'limit';
 
+/** Why a database aborted a transaction that may simply run again: it lost a race with another. */
+export type RetryReason = 'serialization' | 'deadlock';
+
 /** What changed of the records the partner lookups read (src/core/cache.ts says what each covers). */
 export type LookupChange = { serviceId: string } | { userNumber: string } | { deviceId: string };
 
@@ -175,6 +178,11 @@ export interface Store extends DeliveryStore {
    * included (issue 6 counts them per delivery and per request). Undefined where not counted (SQLite).
    */
   statementsSent?(): number;
+  /**
+   * How many transactions this store ran again since it opened, by why the database aborted them
+   * (DESIGN J: their callers never see it). Undefined where none are retried (SQLite).
+   */
+  transactionsRetried?(): Readonly<Record<RetryReason, number>>;
 
   /**
    * Tells every process on this database that something the partner lookups read changed, so that

@@ -24,6 +24,7 @@ import type {
   OutboxStats,
   PushSubscription,
   RecordedStatus,
+  RetryReason,
   Service,
   ServicePatch,
   Store,
@@ -72,6 +73,10 @@ export class PostgresStore implements Store {
 
   statementsSent(): number {
     return this.#sql.statementsSent;
+  }
+
+  transactionsRetried(): Readonly<Record<RetryReason, number>> {
+    return this.#sql.transactionsRetried;
   }
 
   async publishLookupChange(change: LookupChange): Promise<void> {
