@@ -5,6 +5,12 @@
  * message and neither waits for the other, and outcomes lock the message they settle. A claim
  * judges order by what had committed when it began: a message an admin resends meanwhile may be
  * overtaken by a later one of its device (a resend is a repeat out of order anyway).
+ *
+ * Locks go in one order (issue 12): a device's rows, its queues' rows of message_sequences in key
+ * order, then messages. An outcome locks the messages it settles before their queues, but those are
+ * in flight, which nothing waits for while it holds a queue's row; a claim never waits for a queue's
+ * row at all. Only an admin's resend or recover, marking heads under its queues' rows, can still meet
+ * outcomes and reports in a cycle: PostgreSQL aborts one, and the store runs it again (database.ts).
  */
 import type {
   AttemptRecord,
@@ -91,9 +97,15 @@ interface LeasedRow extends OutboxMessage {
  * in flight now). Then leases that expired go back to pending: a crashed or stalled holder's attempt
  * may still land, and the new token makes its outcome void. The two touch different messages: a
  * message in flight is its queue's head already.
+ *
+ * A queue whose row another transaction holds (a report recording into it, an outcome settling it)
+ * stays headless for the next claim. Waiting for it, a claim holding other queues' rows, taken in
+ * the order they lie on disk, deadlocked with reports taking theirs in key order (issue 12).
  */
 const REPAIR = `WITH async_commit AS (${ASYNC_COMMIT}), repaired AS (
-    UPDATE message_sequences SET headless = false WHERE headless RETURNING service_id, device_id
+    UPDATE message_sequences SET headless = false
+    WHERE (service_id, device_id) IN (SELECT service_id, device_id FROM message_sequences WHERE headless FOR UPDATE SKIP LOCKED)
+    RETURNING service_id, device_id
   ), first AS (
     SELECT ${firstOpenOf('r')} AS id FROM repaired r
   ), promoted AS (

@@ -142,11 +142,17 @@ async function requeue(sql: Sql, update: string, ...params: Param[]): Promise<nu
     if (requeued.length === 0) return 0;
     const reopened = requeued.filter((m) => !m.wasOpen);
     if (reopened.length > 0) {
+      // The queues' rows locked in key order, as inserts and outcomes lock them: taken in hash order, they deadlocked with outcomes.
       await tx.run(
-        `UPDATE message_sequences q SET open_messages = q.open_messages + r.n
-         FROM (SELECT service_id, device_id, count(*) AS n FROM unnest($1::text[], $2::text[]) AS r (service_id, device_id)
-               GROUP BY service_id, device_id) r
-         WHERE q.service_id = r.service_id AND q.device_id = r.device_id`,
+        `WITH r AS (
+           SELECT service_id, device_id, count(*) AS n FROM unnest($1::text[], $2::text[]) AS r (service_id, device_id) GROUP BY service_id, device_id
+         ), locked AS MATERIALIZED (
+           SELECT q.service_id, q.device_id, r.n FROM message_sequences q JOIN r ON r.service_id = q.service_id AND r.device_id = q.device_id
+           ORDER BY q.service_id, q.device_id
+           FOR UPDATE OF q
+         )
+         UPDATE message_sequences q SET open_messages = q.open_messages + l.n
+         FROM locked l WHERE q.service_id = l.service_id AND q.device_id = l.device_id`,
         reopened.map((m) => m.serviceId),
         reopened.map((m) => m.deviceId),
       );
