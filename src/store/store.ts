@@ -395,6 +395,12 @@ export interface DeliveryStore {
   /** Deletes event subscriptions expired at `now` (they already told nobody anything); returns how many. */
   deleteExpiredEventSubscriptions(now: number): Promise<number>;
   /**
+   * Deletes up to `limit` delivered or failed messages created before `before`, oldest first, with
+   * their attempts (DESIGN J, MESSAGE_RETENTION); never an open one. Returns how many. Their
+   * (service, device) orders keep counting from where they were.
+   */
+  deleteOldMessages(before: number, limit: number): Promise<number>;
+  /**
    * Calls `listener` after each commit that made messages due (recorded, resent, recovered or
    * released) — in this process, and with PostgreSQL in every process. Returns the unsubscribe.
    */

@@ -106,6 +106,24 @@ export async function listAttempts(sql: Sql, messageIds: string[]): Promise<Deli
 }
 
 /**
+ * Up to `limit` delivered or failed messages created before `before`, oldest first, with their
+ * attempts, in one statement: locks held no longer than an outcome's. A message another transaction
+ * holds (an admin resending it) is left for the next sweep. Their queues' numbers stay in message_sequences.
+ */
+const DELETE_OLD = `WITH old AS (
+    SELECT id, message_id FROM outbox WHERE status IN ('delivered', 'failed') AND created_at < $1
+    ORDER BY created_at LIMIT $2
+    FOR UPDATE SKIP LOCKED
+  ), attempts AS (
+    DELETE FROM delivery_attempts a USING old WHERE a.message_id = old.message_id
+  )
+  DELETE FROM outbox o USING old WHERE o.id = old.id`;
+
+export async function deleteOldMessages(sql: Sql, before: number, limit: number): Promise<number> {
+  return sql.run(DELETE_OLD, before, limit);
+}
+
+/**
  * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
  * lease a sender still holds on it. Returns each message's queue, and whether it was open already.
  */

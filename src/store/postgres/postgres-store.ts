@@ -274,6 +274,10 @@ export class PostgresStore implements Store {
     return subscriptions.deleteExpiredEventSubscriptions(this.#sql, now);
   }
 
+  async deleteOldMessages(before: number, limit: number): Promise<number> {
+    return outbox.deleteOldMessages(this.#sql, before, limit);
+  }
+
   /** In every process on this database: commits that made messages due NOTIFY, and this LISTENs. */
   async watchOutbox(listener: () => void): Promise<() => void> {
     return this.#notifications.watchOutbox(listener);
