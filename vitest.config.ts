@@ -38,6 +38,7 @@ const postgresProject = {
       'test/delivery/dispatcher.test.ts',
       'test/delivery/endpoints.test.ts',
       'test/delivery/messages.test.ts',
+      'test/delivery/retention.test.ts',
       'test/gateway/gateway.test.ts',
       'test/ops/**/*.test.ts',
       'test/sim/**/*.test.ts',
