@@ -1,4 +1,5 @@
 /** Retention (DESIGN J): delivered and failed messages older than MESSAGE_RETENTION are deleted, a small batch at a time. */
+import { setImmediate } from 'node:timers/promises';
 import type { DeliveryStore } from '../store/store.js';
 import { parseDuration } from './schedule.js';
 
@@ -13,8 +14,9 @@ export function parseRetention(text: string): number {
 }
 
 /**
- * Deletes the delivered and failed messages created before `before`, batch after batch, until a batch
- * comes back short or `signal` aborts (a drain does not wait for a whole backlog). Returns how many.
+ * Deletes the delivered and failed messages created before `before`, batch after batch, letting other
+ * work run between them, until a batch comes back short or `signal` aborts (a drain does not wait for
+ * a whole backlog). Returns how many.
  */
 export async function sweepOldMessages(
   store: Pick<DeliveryStore, 'deleteOldMessages'>,
@@ -27,5 +29,7 @@ export async function sweepOldMessages(
     const n = await store.deleteOldMessages(before, batch);
     deleted += n;
     if (n < batch || signal.aborted) return deleted;
+    // SQLite deletes synchronously: without this, a backlog would hold the event loop until it is all gone.
+    await setImmediate();
   }
 }

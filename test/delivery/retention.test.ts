@@ -56,6 +56,15 @@ describe('sweeping old messages', () => {
     expect(await store.listMessages('S1', {})).toEqual([]);
   });
 
+  it('lets other work run between batches', async () => {
+    await delivered(5);
+    const order: string[] = [];
+    setImmediate(() => order.push('other work'));
+    await sweepOldMessages(store, T0 + DAY, 2, new AbortController().signal);
+    order.push('swept');
+    expect(order).toEqual(['other work', 'swept']);
+  });
+
   it('ends after the batch in progress once stopping', async () => {
     await delivered(5);
     const stopping = new AbortController();
