@@ -43,6 +43,7 @@ const postgresProject = {
       'test/delivery/messages.test.ts',
       'test/fuzz/admin.test.ts',
       'test/fuzz/http.test.ts',
+      'test/delivery/retention.test.ts',
       'test/gateway/gateway.test.ts',
       'test/ops/**/*.test.ts',
       'test/sim/**/*.test.ts',

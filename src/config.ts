@@ -30,6 +30,8 @@ export interface Config {
   deliveryAttemptTimeoutMs: number;
   /** Hosts or CIDRs that phase OP may deliver to although they are private. */
   deliveryAllowList: string[];
+  /** How long delivered and failed messages are kept (DESIGN J), as a duration: `7d`, `12h`. */
+  messageRetention: string;
   version: string;
 }
 
@@ -44,7 +46,8 @@ export const PACKAGE_VERSION: string = (
 export type Settings = Partial<Record<
   | 'PORT' | 'HOST' | 'DATABASE_URL' | 'ADMIN_TOKEN' | 'MQTT_PORT' | 'MQTT_URL' | 'REGION' | 'PHASE' | 'DOMAIN'
   | 'LOG_LEVEL' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'CONTROL_TIMEOUT_MS' | 'EVENT_SUBSCRIPTION_LIMIT'
-  | 'SIM_TIME_SCALE' | 'DELIVERY_RETRY_SCHEDULE' | 'DELIVERY_ATTEMPT_TIMEOUT_MS' | 'DELIVERY_ALLOW_LIST',
+  | 'SIM_TIME_SCALE' | 'DELIVERY_RETRY_SCHEDULE' | 'DELIVERY_ATTEMPT_TIMEOUT_MS' | 'DELIVERY_ALLOW_LIST'
+  | 'MESSAGE_RETENTION',
   string | undefined
 >>;
 
@@ -97,6 +100,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     deliveryRetrySchedule: settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'),
     deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1),
     deliveryAllowList: (settings.DELIVERY_ALLOW_LIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    messageRetention: settings.MESSAGE_RETENTION || '7d',
     version: PACKAGE_VERSION,
   };
 }

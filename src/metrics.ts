@@ -1,6 +1,6 @@
 /** Prometheus metrics (DESIGN E), one registry per app so that several apps can live in one process (tests). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutboxStats, Store } from './store/store.js';
+import type { OutboxStats, RetryReason, Store } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -109,8 +109,12 @@ export function createDeliveryMetrics(registry: Registry, collect: { stats: () =
   };
 }
 
-/** `store_statements_total` (issue 6), read from the store at each scrape; only a store that counts (PostgreSQL) has it. */
-export function registerStoreMetrics(registry: Registry, store: Pick<Store, 'statementsSent'>): void {
+/**
+ * `store_statements_total` (issue 6) and `store_transactions_retried_total` (DESIGN J), read from the
+ * store at each scrape; only a store that counts them (PostgreSQL) has them.
+ */
+export function registerStoreMetrics(registry: Registry, store: Pick<Store, 'statementsSent' | 'transactionsRetried'>): void {
+  if (store.transactionsRetried) registerRetries(registry, store.transactionsRetried.bind(store));
   if (!store.statementsSent) return;
   let reported = 0;
   new Counter({
@@ -121,6 +125,23 @@ export function registerStoreMetrics(registry: Registry, store: Pick<Store, 'sta
       const sent = store.statementsSent?.() ?? reported;
       this.inc(sent - reported);
       reported = sent;
+    },
+  });
+}
+
+function registerRetries(registry: Registry, retried: () => Readonly<Record<RetryReason, number>>): void {
+  const reported: Record<RetryReason, number> = { serialization: 0, deadlock: 0 };
+  new Counter({
+    name: 'store_transactions_retried_total',
+    help: 'Transactions run again after the database aborted them for a serialization failure or a deadlock',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const now = retried();
+      for (const reason of Object.keys(reported) as RetryReason[]) {
+        this.inc({ reason }, now[reason] - reported[reason]);
+        reported[reason] = now[reason];
+      }
     },
   });
 }

@@ -36,6 +36,7 @@ export const SETTINGS = {
   DELIVERY_RETRY_SCHEDULE: { help: 'delays between webhook attempts', default: '1s,5s,30s,2m,5m (sandbox), 5s,5m,30m,2h,5h,10h,10h (serve)' },
   DELIVERY_ATTEMPT_TIMEOUT_MS: { help: 'timeout of one webhook attempt', default: '10000' },
   DELIVERY_ALLOW_LIST: { help: 'comma-separated private hosts or CIDRs phase OP may deliver to', default: 'none' },
+  MESSAGE_RETENTION: { help: 'how long delivered and failed messages are kept before they are deleted (units ms, s, m, h, d)', default: '7d' },
 } as const satisfies Record<SettingName, SettingHelp>;
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];

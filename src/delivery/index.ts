@@ -6,6 +6,7 @@ import { randomId, type Clock } from '../ids.js';
 import { createDeliveryMetrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, type DispatcherEvents } from './dispatcher.js';
+import { parseRetention, RETENTION_BATCH, sweepOldMessages } from './retention.js';
 import { parseRetrySchedule } from './schedule.js';
 import { createSender } from './sender.js';
 import { startSweeper } from './sweeper.js';
@@ -22,8 +23,10 @@ export interface DeliveryTuning {
   claimIntervalMs: number;
   /** How long a claim waits for an endpoint at its limit to free half its slots. */
   gatherMs: number;
-  /** How often held messages are released where delivery is possible again, and expired event subscriptions removed. */
+  /** How often held messages are released where delivery is possible again, expired event subscriptions and old messages removed. */
   sweepMs: number;
+  /** Old messages deleted per statement (MESSAGE_RETENTION). */
+  retentionBatch: number;
   /** DESIGN C: an endpoint that did nothing but fail for five days is disabled. */
   disableAfterFailingMs: number;
 }
@@ -36,6 +39,7 @@ export const DEFAULT_TUNING: Readonly<DeliveryTuning> = {
   claimIntervalMs: 1,
   gatherMs: 5,
   sweepMs: 10_000,
+  retentionBatch: RETENTION_BATCH,
   disableAfterFailingMs: 5 * 24 * 3_600_000,
 };
 
@@ -48,7 +52,7 @@ export interface DeliveryLog {
 export interface DeliveryDeps {
   store: Store;
   clock: Clock;
-  config: Pick<Config, 'phase' | 'deliveryRetrySchedule' | 'deliveryAttemptTimeoutMs' | 'deliveryAllowList'>;
+  config: Pick<Config, 'phase' | 'deliveryRetrySchedule' | 'deliveryAttemptTimeoutMs' | 'deliveryAllowList' | 'messageRetention'>;
   /** The app's metrics registry, to add the delivery metrics to; none when omitted. */
   registry?: Registry;
   log?: DeliveryLog;
@@ -64,11 +68,12 @@ export interface Delivery {
   stop(): Promise<void>;
 }
 
-/** Starts delivering the store's outbox; rejects at once (a ConfigError) on a malformed retry schedule or allow-list. */
+/** Starts delivering the store's outbox; rejects at once (a ConfigError) on a malformed retry schedule, allow-list or retention. */
 export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const { store, clock, config, log } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const schedule = setting('DELIVERY_RETRY_SCHEDULE', () => parseRetrySchedule(config.deliveryRetrySchedule));
+  const retentionMs = setting('MESSAGE_RETENTION', () => parseRetention(config.messageRetention));
   const sender = setting('DELIVERY_ALLOW_LIST', () =>
     createSender({
       phase: config.phase,
@@ -105,10 +110,11 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
   dispatcher.start();
   const sweeper = startSweeper(
     tuning.sweepMs,
-    async () => {
+    async (signal) => {
       const now = clock.now();
       await store.releaseHeld(now);
       await store.deleteExpiredEventSubscriptions(now);
+      await sweepOldMessages(store, now - retentionMs, tuning.retentionBatch, signal);
     },
     (error) => log?.error({ err: error }, 'delivery sweep failed'),
   );

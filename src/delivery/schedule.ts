@@ -9,12 +9,18 @@ const JITTER = 0.2;
 /** Parses `"5s,5m,30m,2h"` into delays in milliseconds; units ms, s, m, h, d. */
 export function parseRetrySchedule(text: string): number[] {
   return text.split(',').map((item) => {
-    const match = DURATION.exec(item.trim());
-    if (!match) {
+    const ms = parseDuration(item);
+    if (ms === undefined) {
       throw new Error(`retry schedule "${text}": "${item.trim()}" is not a duration such as 5s, 30m or 2h (units ms, s, m, h, d)`);
     }
-    return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
+    return ms;
   });
+}
+
+/** `"7d"`, `"30m"`, `"250ms"` in milliseconds; undefined for anything else. */
+export function parseDuration(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  return match ? Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]) : undefined;
 }
 
 /** DESIGN C: retries at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then the delivery is failed. */

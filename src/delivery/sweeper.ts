@@ -3,11 +3,15 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
-/** Errors go to `failed`, and the next run happens as planned; a tick during a slow run is skipped. */
-export function startSweeper(intervalMs: number, task: () => Promise<void>, failed: (error: unknown) => void): Sweeper {
+/**
+ * Errors go to `failed`, and the next run happens as planned; a tick during a slow run is skipped.
+ * `stop()` aborts the task's signal first, so that a long run (a retention backlog) ends at its next step.
+ */
+export function startSweeper(intervalMs: number, task: (signal: AbortSignal) => Promise<void>, failed: (error: unknown) => void): Sweeper {
+  const stopping = new AbortController();
   let current: Promise<void> | undefined;
   const run = (): void => {
-    current ??= task()
+    current ??= task(stopping.signal)
       .catch(failed)
       .finally(() => {
         current = undefined;
@@ -18,6 +22,7 @@ export function startSweeper(intervalMs: number, task: () => Promise<void>, fail
   return {
     async stop() {
       clearInterval(timer);
+      stopping.abort();
       await current;
     },
   };

@@ -155,6 +155,9 @@ export interface MessageFilter {
 
 export type EventSubscribeResult = 'created' | 'renewed' | 'limit';
 
+/** Why a database aborted a transaction that may simply run again: it lost a race with another. */
+export type RetryReason = 'serialization' | 'deadlock';
+
 /** What changed of the records the partner lookups read (src/core/cache.ts says what each covers). */
 export type LookupChange = { serviceId: string } | { userNumber: string } | { deviceId: string };
 
@@ -187,6 +190,11 @@ export interface Store extends DeliveryStore {
    * included (issue 6 counts them per delivery and per request). Undefined where not counted (SQLite).
    */
   statementsSent?(): number;
+  /**
+   * How many transactions this store ran again since it opened, by why the database aborted them
+   * (DESIGN J: their callers never see it). Undefined where none are retried (SQLite).
+   */
+  transactionsRetried?(): Readonly<Record<RetryReason, number>>;
 
   /**
    * Tells every process on this database that something the partner lookups read changed, so that
@@ -407,6 +415,12 @@ export interface DeliveryStore {
   outboxStats(): Promise<OutboxStats>;
   /** Deletes event subscriptions expired at `now` (they already told nobody anything); returns how many. */
   deleteExpiredEventSubscriptions(now: number): Promise<number>;
+  /**
+   * Deletes up to `limit` delivered or failed messages created before `before`, oldest first, with
+   * their attempts (DESIGN J, MESSAGE_RETENTION); never an open one. Returns how many. Their
+   * (service, device) orders keep counting from where they were.
+   */
+  deleteOldMessages(before: number, limit: number): Promise<number>;
   /**
    * Calls `listener` after each commit that made messages due (recorded, resent, recovered or
    * released) — in this process, and with PostgreSQL in every process. Returns the unsubscribe.

@@ -3,6 +3,9 @@
  * only through `Sql` (and notify.ts through `ListenClient`), and those only through the few calls
  * declared here (STYLE habit 6), which a `pg` Pool and its clients satisfy.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RetryReason } from '../store.js';
+import { MAX_RUNS, retryDelayMs, retryReason } from './retry.js';
 
 /** A value the store binds: scalars, and arrays for `unnest` and `= ANY`. */
 export type Param = string | number | boolean | null | readonly (string | null)[] | readonly (number | null)[];
@@ -53,27 +56,41 @@ function preparedName(text: string): string {
   return name;
 }
 
-/** Queries on the pool, or inside one transaction on one client of it. */
+/** What a pool's Sql and those of its transactions count together. */
+interface Counts {
+  sent: number;
+  retried: Record<RetryReason, number>;
+}
+
+/**
+ * Queries on the pool, or inside one transaction on one client of it. A transaction, or a statement
+ * on its own (its own transaction), that PostgreSQL aborts for a serialization failure or a deadlock
+ * runs again as a whole (retry.ts); a statement inside a transaction is not retried alone.
+ */
 export class Sql {
   readonly #db: Queryable;
   /** Undefined inside a transaction. */
   readonly #pool: Pool | undefined;
-  /** Statements sent, shared by the pool's Sql and those of its transactions. */
-  readonly #sent: { count: number };
+  readonly #counts: Counts;
 
-  private constructor(db: Queryable, pool: Pool | undefined, sent: { count: number }) {
+  private constructor(db: Queryable, pool: Pool | undefined, counts: Counts) {
     this.#db = db;
     this.#pool = pool;
-    this.#sent = sent;
+    this.#counts = counts;
   }
 
   static over(pool: Pool): Sql {
-    return new Sql(pool, pool, { count: 0 });
+    return new Sql(pool, pool, { sent: 0, retried: { serialization: 0, deadlock: 0 } });
   }
 
   /** Every statement sent through this Sql or its transactions, BEGIN, COMMIT and ROLLBACK included. */
   get statementsSent(): number {
-    return this.#sent.count;
+    return this.#counts.sent;
+  }
+
+  /** Transactions (and statements on their own) run again, by why PostgreSQL aborted them. */
+  get transactionsRetried(): Readonly<Record<RetryReason, number>> {
+    return { ...this.#counts.retried };
   }
 
   /** The first row, or undefined. */
@@ -83,12 +100,12 @@ export class Sql {
 
   /** Rows come back in the shape the statement's column aliases give them. */
   async all<Row>(text: string, ...params: Param[]): Promise<Row[]> {
-    return (await this.#send(this.#db, text, params)).rows as Row[];
+    return (await this.#statement(text, params)).rows as Row[];
   }
 
   /** Runs a statement; returns how many rows it changed. */
   async run(text: string, ...params: Param[]): Promise<number> {
-    return (await this.#send(this.#db, text, params)).rowCount ?? 0;
+    return (await this.#statement(text, params)).rowCount ?? 0;
   }
 
   /**
@@ -96,8 +113,13 @@ export class Sql {
    * failure rolls back the whole, as SQLite's nested write() does when its error propagates.
    */
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    if (!this.#pool) return fn(this);
-    const client = await this.#pool.connect();
+    const pool = this.#pool;
+    if (!pool) return fn(this);
+    return this.#retried(() => this.#transactionOnce(pool, fn));
+  }
+
+  async #transactionOnce<T>(pool: Pool, fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
     let broken = false;
     // Checked out, the connection's loss (PostgreSQL restarting) is ours to hear: unheard, it would end the process.
     const lost = () => {
@@ -106,7 +128,7 @@ export class Sql {
     client.on('error', lost);
     try {
       await this.#send(client, 'BEGIN');
-      const result = await fn(new Sql(client, undefined, this.#sent));
+      const result = await fn(new Sql(client, undefined, this.#counts));
       await this.#send(client, 'COMMIT');
       return result;
     } catch (error) {
@@ -125,8 +147,28 @@ export class Sql {
     await this.#pool?.end();
   }
 
+  /** On the pool a statement is its own transaction, retried as one; inside a transaction, the transaction is. */
+  #statement(text: string, params: Param[]): ReturnType<Queryable['query']> {
+    if (!this.#pool) return this.#send(this.#db, text, params);
+    return this.#retried(() => this.#send(this.#db, text, params));
+  }
+
+  /** Runs `attempt` again while PostgreSQL aborts it for a race it lost, up to MAX_RUNS runs in all. */
+  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let run = 1; ; run++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const reason = retryReason(error);
+        if (reason === undefined || run === MAX_RUNS) throw error;
+        this.#counts.retried[reason] += 1;
+        await sleep(retryDelayMs(run, Math.random));
+      }
+    }
+  }
+
   #send(db: Queryable, text: string, values: Param[] = []): ReturnType<Queryable['query']> {
-    this.#sent.count += 1;
+    this.#counts.sent += 1;
     // A script of several statements (a migration) cannot be prepared; nothing else goes without parameters.
     return db.query(values.length > 0 ? { text, values, name: preparedName(text) } : { text });
   }

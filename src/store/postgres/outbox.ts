@@ -106,6 +106,24 @@ export async function listAttempts(sql: Sql, messageIds: string[]): Promise<Deli
 }
 
 /**
+ * Up to `limit` delivered or failed messages created before `before`, oldest first, with their
+ * attempts, in one statement: locks held no longer than an outcome's. A message another transaction
+ * holds (an admin resending it) is left for the next sweep. Their queues' numbers stay in message_sequences.
+ */
+const DELETE_OLD = `WITH old AS (
+    SELECT id, message_id FROM outbox WHERE status IN ('delivered', 'failed') AND created_at < $1
+    ORDER BY created_at LIMIT $2
+    FOR UPDATE SKIP LOCKED
+  ), attempts AS (
+    DELETE FROM delivery_attempts a USING old WHERE a.message_id = old.message_id
+  )
+  DELETE FROM outbox o USING old WHERE o.id = old.id`;
+
+export async function deleteOldMessages(sql: Sql, before: number, limit: number): Promise<number> {
+  return sql.run(DELETE_OLD, before, limit);
+}
+
+/**
  * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
  * lease a sender still holds on it. Returns each message's queue, and whether it was open already.
  */
@@ -142,11 +160,17 @@ async function requeue(sql: Sql, update: string, ...params: Param[]): Promise<nu
     if (requeued.length === 0) return 0;
     const reopened = requeued.filter((m) => !m.wasOpen);
     if (reopened.length > 0) {
+      // The queues' rows locked in key order, as inserts and outcomes lock them: taken in hash order, they deadlocked with outcomes.
       await tx.run(
-        `UPDATE message_sequences q SET open_messages = q.open_messages + r.n
-         FROM (SELECT service_id, device_id, count(*) AS n FROM unnest($1::text[], $2::text[]) AS r (service_id, device_id)
-               GROUP BY service_id, device_id) r
-         WHERE q.service_id = r.service_id AND q.device_id = r.device_id`,
+        `WITH r AS (
+           SELECT service_id, device_id, count(*) AS n FROM unnest($1::text[], $2::text[]) AS r (service_id, device_id) GROUP BY service_id, device_id
+         ), locked AS MATERIALIZED (
+           SELECT q.service_id, q.device_id, r.n FROM message_sequences q JOIN r ON r.service_id = q.service_id AND r.device_id = q.device_id
+           ORDER BY q.service_id, q.device_id
+           FOR UPDATE OF q
+         )
+         UPDATE message_sequences q SET open_messages = q.open_messages + l.n
+         FROM locked l WHERE q.service_id = l.service_id AND q.device_id = l.device_id`,
         reopened.map((m) => m.serviceId),
         reopened.map((m) => m.deviceId),
       );

@@ -26,6 +26,7 @@ import type {
   RateLease,
   RateLimit,
   RecordedStatus,
+  RetryReason,
   Service,
   ServicePatch,
   Store,
@@ -75,6 +76,10 @@ export class PostgresStore implements Store {
 
   statementsSent(): number {
     return this.#sql.statementsSent;
+  }
+
+  transactionsRetried(): Readonly<Record<RetryReason, number>> {
+    return this.#sql.transactionsRetried;
   }
 
   async publishLookupChange(change: LookupChange): Promise<void> {
@@ -274,6 +279,10 @@ export class PostgresStore implements Store {
 
   async deleteExpiredEventSubscriptions(now: number): Promise<number> {
     return subscriptions.deleteExpiredEventSubscriptions(this.#sql, now);
+  }
+
+  async deleteOldMessages(before: number, limit: number): Promise<number> {
+    return outbox.deleteOldMessages(this.#sql, before, limit);
   }
 
   /** In every process on this database: commits that made messages due NOTIFY, and this LISTENs. */

@@ -95,6 +95,25 @@ export function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] 
 }
 
 /**
+ * Up to `limit` delivered or failed messages created before `before`, oldest first, with their
+ * attempts, in one short write: reports and deliveries wait for it no longer than for one of theirs.
+ * Their queues' numbers stay in message_sequences.
+ */
+export function deleteOldMessages(sql: Sql, before: number, limit: number): number {
+  return sql.write(() => {
+    const old = sql.all<{ id: number; message_id: string }>(
+      `SELECT id, message_id FROM outbox INDEXED BY outbox_closed
+       WHERE status IN ('delivered', 'failed') AND created_at < ? ORDER BY created_at LIMIT ?`,
+      before,
+      limit,
+    );
+    if (old.length === 0) return 0;
+    sql.run('DELETE FROM delivery_attempts WHERE message_id IN (SELECT value FROM json_each(?))', JSON.stringify(old.map((m) => m.message_id)));
+    return sql.run('DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))', JSON.stringify(old.map((m) => m.id)));
+  });
+}
+
+/**
  * Back to pending and due now, the retry schedule started over; a bumped fencing token voids any
  * lease a sender still holds on it.
  */

@@ -257,6 +257,10 @@ export class SqliteStore implements Store {
     return subscriptions.deleteExpiredEventSubscriptions(this.#sql, now);
   }
 
+  async deleteOldMessages(before: number, limit: number): Promise<number> {
+    return outbox.deleteOldMessages(this.#sql, before, limit);
+  }
+
   /** In this process only: another process writing the same file is seen by the dispatcher's poll. */
   async watchOutbox(listener: () => void): Promise<() => void> {
     return outbox.watchOutbox(this.#sql, listener);

@@ -1,0 +1,92 @@
+/**
+ * The claim cost does not grow with history (DESIGN J): with a long delivered history, statistics
+ * make waiting messages look rare, and the planner must still never walk every open message. Each
+ * statement a claim and a record send is explained, with its own parameters, on such an outbox.
+ */
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pool } from '../../../src/store/postgres/database.js';
+import { openListenClient, openPool } from '../../../src/store/postgres/pool.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../../helpers/postgres.js';
+import { addService, addUser, connect, HOUR, newDevice, T0 } from '../contract/world.js';
+
+const adminUrl = postgresAdminUrl();
+const unreachable = await postgresUnreachable(adminUrl);
+if (unreachable) console.warn(`Skipping the PostgreSQL plan tests: ${unreachable}`);
+
+const DEVICES = 200;
+const HISTORY_PER_DEVICE = 100;
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, depth first. */
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+describe.skipIf(unreachable !== undefined)('PostgreSQL plans with a long delivered history', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase(adminUrl);
+  });
+  afterAll(() => db?.drop());
+
+  it('a claim and a record find messages by a key (queue, id, lease expiry), never by walking the outbox or its open messages', async () => {
+    // The store's own pool, noting each statement it is sent.
+    const pool = openPool(db.url);
+    const sent: { text: string; values?: unknown[] }[] = [];
+    const noting: Pool = { query: (query) => (sent.push(query), pool.query(query)), connect: () => pool.connect(), end: () => pool.end() };
+    const store = new PostgresStore(noting, () => openListenClient(db.url));
+    try {
+      await store.migrate();
+      await addService(store, 'S1');
+      await addUser(store, 'U1');
+      await connect(store, 'S1', 'U1', false);
+      for (let i = 0; i < DEVICES; i++) {
+        await store.registerDevice(newDevice(`D${i}`), 'U1', T0);
+        await store.addPushSubscription('S1', 'U1', `D${i}`, T0);
+      }
+      await withClient(db.url, async (c: pg.Client) => {
+        await c.query(
+          `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts, next_attempt_at, created_at, delivered_at)
+           SELECT 'history-' || i, 'S1', 'D' || (i % $2), 'push', 'DEVICE_PUSH', i / $2 + 1, '{}', 'delivered', 1, $3::double precision, $3::double precision, $3::double precision
+           FROM generate_series(0, $1 - 1) AS i`,
+          [DEVICES * HISTORY_PER_DEVICE, DEVICES, T0 - 30 * 24 * HOUR],
+        );
+        await c.query('INSERT INTO message_sequences (service_id, device_id, last_sequence) SELECT service_id, device_id, max(sequence) FROM outbox GROUP BY 1, 2');
+        await c.query('ANALYZE outbox, message_sequences');
+      });
+      for (let i = 0; i < DEVICES; i++) await store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', T0 + 1);
+
+      sent.length = 0;
+      const claimed = await store.claimDeliveries({ owner: 'node', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+      expect(claimed).toHaveLength(100);
+      const attempts = claimed.map((c) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: T0 + 10, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } }));
+      await store.recordAttempts(attempts, T0 + 11, HOUR);
+      const statements = [...sent];
+
+      const walks = await withClient(db.url, async (c: pg.Client) => {
+        const found: string[] = [];
+        for (const { text, values } of statements) {
+          const [row] = (await c.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows;
+          const walks = nodes(row!['QUERY PLAN'][0]!.Plan).filter(
+            (n) => n['Relation Name'] === 'outbox' && (n['Node Type'] === 'Seq Scan' || (n['Node Type'].includes('Index') && n['Index Cond'] === undefined)),
+          );
+          for (const n of walks) found.push(`${n['Node Type']} ${n['Index Name'] ?? ''} in: ${text.slice(0, 60)}…`);
+        }
+        return found;
+      });
+      expect(statements.length).toBeGreaterThanOrEqual(4);
+      expect(walks).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
