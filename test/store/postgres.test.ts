@@ -374,6 +374,42 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           await race(settle, () => store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2));
           expect((await claim(other)).map((c) => c.message.pushType)).toEqual(['DEVICE_PUSH']);
         });
+
+        it('a claim held up in its repair while the other node gives the headless queue its head, leases it and delivers it: the message behind it is claimed next', async () => {
+          await addService(store, 'S1');
+          await addUser(store, 'U1');
+          await connect(store, 'S1', 'U1');
+          for (const deviceId of ['D1', 'D2']) {
+            await addDevice(store, deviceId, 'U1');
+            await store.addPushSubscription('S1', 'U1', deviceId, T0);
+          }
+          await store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 1);
+          await store.recordPush('D1', 'DRYING_IS_COMPLETE', T0 + 2);
+          const deliver = (s: Store, c: { message: { messageId: string }; fencingToken: number }, at: number) =>
+            s.recordAttempts([{ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: at, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' } }], at + 1, HOUR);
+          // Both queues' heads leased; D1's delivered leaves its queue headless, D2's lease expires.
+          const heads = await claim(store);
+          expect(heads.map((c) => c.message.deviceId).sort()).toEqual(['D1', 'D2']);
+          await deliver(other, heads.find((c) => c.message.deviceId === 'D1')!, T0 + 20);
+          const later = (s: Store, now: number) => s.claimDeliveries({ owner: 'node', now, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+
+          // The slowed claim takes back D2's expired lease and waits for the advisory lock there, its repair already begun.
+          await side(async (gate) => {
+            await gate.query('SELECT pg_advisory_lock(7)');
+            await gate.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(7); RETURN NEW; END $$;
+                              CREATE TRIGGER slow BEFORE UPDATE ON outbox FOR EACH ROW WHEN (OLD.status = 'delivering' AND NEW.status = 'pending') EXECUTE FUNCTION slow()`);
+            const slowed = later(store, T0 + HOUR);
+            await expect.poll(() => waiting('advisory')).toBe(1);
+            const [washing] = await later(other, T0 + HOUR);
+            expect([washing?.message.deviceId, washing?.message.sequence]).toEqual(['D1', 2]);
+            await deliver(other, washing!, T0 + HOUR + 1);
+            await gate.query('SELECT pg_advisory_unlock(7)');
+            await slowed;
+          });
+          // D2's message again too: the slowed claim leased it, and that lease expired as well.
+          const next = await later(other, T0 + 2 * HOUR);
+          expect(next.map((c) => [c.message.deviceId, c.message.sequence]).sort()).toEqual([['D1', 3], ['D2', 1]]);
+        });
       });
 
       it('wakes a watcher on one node after a commit through the other, and again after losing its connection', async () => {

@@ -100,38 +100,57 @@ interface LeasedRow extends OutboxMessage {
 }
 
 /**
- * Headless queues get their head: the first open message of each queue a record left headless (it
- * sees what inserts committed before that record, which are all that can be open before any insert
- * in flight now). Then leases that expired go back to pending: a crashed or stalled holder's attempt
- * may still land, and the new token makes its outcome void. The two touch different messages: a
- * message in flight is its queue's head already.
+ * Headless queues get their head: the first open message of each queue a record left headless. The
+ * queues are locked in one statement and their heads found in the next, in one transaction: the
+ * second's snapshot is taken under the locks, so it sees every settle and insert of those queues,
+ * which all lock the queue's row. Found in the statement that locked them, from its snapshot taken
+ * before the locks, a head could be a message another node had meanwhile promoted, leased and
+ * delivered: promoted again, delivered, it was a head nothing would ever claim (the chaos run on
+ * PostgreSQL, issue 12).
  *
  * A queue whose row another transaction holds (a report recording into it, an outcome settling it)
  * stays headless for the next claim. Waiting for it, a claim holding other queues' rows, taken in
  * the order they lie on disk, deadlocked with reports taking theirs in key order (issue 12).
  */
-const REPAIR = `WITH async_commit AS (${ASYNC_COMMIT}), repaired AS (
-    UPDATE message_sequences SET headless = false
-    WHERE (service_id, device_id) IN (SELECT service_id, device_id FROM message_sequences WHERE headless FOR UPDATE SKIP LOCKED)
-    RETURNING service_id, device_id
-  ), first AS (
-    SELECT ${firstOpenOf('r')} AS id FROM repaired r
-  ), promoted AS (
-    UPDATE outbox o SET queue_head = true FROM first f WHERE o.id = f.id AND NOT o.queue_head
-  )
-  UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-  FROM async_commit
-  WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)`;
+const LOCK_HEADLESS = `WITH async_commit AS (${ASYNC_COMMIT})
+  UPDATE message_sequences SET headless = false FROM async_commit
+  WHERE (service_id, device_id) IN (SELECT service_id, device_id FROM message_sequences WHERE headless FOR UPDATE SKIP LOCKED)
+  RETURNING service_id AS "serviceId", device_id AS "deviceId"`;
+
+const PROMOTE = `UPDATE outbox o SET queue_head = true
+  FROM (SELECT ${firstOpenOf('q')} AS id FROM unnest($1::text[], $2::text[]) AS q (service_id, device_id)) f
+  WHERE o.id = f.id AND NOT o.queue_head`;
 
 /**
- * Three statements, each atomic on its own: taking back expired leases and holding messages no
- * endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
- * itself takes only what the first two left pending (holding takes three more while some endpoint
- * cannot take messages).
+ * Leases that expired go back to pending: a crashed or stalled holder's attempt may still land, and
+ * the new token makes its outcome void. Answers whether some queue is headless, so that a claim
+ * repairs heads (in a transaction) only then, and otherwise costs no statement more.
+ */
+const EXPIRE = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
+    UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+    FROM async_commit
+    WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)
+  )
+  SELECT EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless`;
+
+async function repairHeads(sql: Sql): Promise<void> {
+  await sql.transaction(async (tx) => {
+    const queues = await tx.all<{ serviceId: string; deviceId: string }>(LOCK_HEADLESS);
+    if (queues.length === 0) return;
+    await tx.run(PROMOTE, queues.map((q) => q.serviceId), queues.map((q) => q.deviceId));
+  });
+}
+
+/**
+ * Four steps, each atomic on its own: taking back expired leases, repairing heads and holding messages
+ * no endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
+ * itself takes only what the first three left pending (a repair is a transaction of its own, and a hold
+ * one too, only when there is something to repair or to hold).
  */
 export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  await sql.run(REPAIR, now);
+  const expired = await sql.one<{ headless: boolean }>(EXPIRE, now);
+  if (expired?.headless) await repairHeads(sql);
   await holdUndeliverable(sql);
   const leased = await sql.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
   // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
@@ -185,7 +204,7 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
  * and an outcome after one that disabled the endpoint finds it disabled. A message delivered or
  * failed leaves its queue: the queue counts one open message fewer (its row locked in key order, as
  * inserts lock them), and where some are still open it is marked headless, for the next claim to
- * give it its head (see REPAIR: this statement may not see a message inserted while it waited for the
+ * give it its head (see LOCK_HEADLESS: this statement may not see a message inserted while it waited for the
  * queue's lock). Marked in the same commit as the outcome, a headless queue survives any crash.
  */
 const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
