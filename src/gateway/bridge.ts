@@ -50,6 +50,11 @@ export interface ServiceConnectionOptions {
   /** What the connection is for, told apart in its client id (see startExternal in index.ts). */
   role: 'commands' | 'reports';
   /**
+   * The node's name, the same when it starts again, so that a persistent session is taken up again
+   * (a new client id would leave what the broker queued for the old one undelivered); none: random.
+   */
+  node?: string;
+  /**
    * Kept by the broker across reconnections (and for SESSION_EXPIRY_S after the connection ends): what
    * it sent and got no acknowledgement for, it sends again on reconnection.
    */
@@ -82,7 +87,7 @@ export async function connectService(options: ServiceConnectionOptions): Promise
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   const client = connect(options.url, {
     // `:` keeps it out of the device id alphabet, so no device's client id can take this session over.
-    clientId: `appliance-cloud:${randomId(9)}:${options.role}`,
+    clientId: `appliance-cloud:${options.node ?? randomId(9)}:${options.role}`,
     clean: !options.persistentSession,
     protocolVersion: 5,
     ...(options.persistentSession ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
