@@ -78,6 +78,11 @@ export function redactUrl(url: string): string {
   }
 }
 
+type HeldMessage = Parameters<MqttClient['handleMessage']>;
+
+/** Per connection, the messages that came before its consumer (see connectService). */
+const held = new WeakMap<MqttClient, HeldMessage[]>();
+
 /**
  * Connects a client of the cloud's over MQTT 5 (whose shared subscriptions are standard), with
  * automatic reconnection (mqtt.js then resubscribes by itself when the session is new). Fails when
@@ -96,6 +101,11 @@ export async function connectService(options: ServiceConnectionOptions): Promise
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
   });
+  // What a persistent session brings back comes right after CONNACK, before consumeFrom is attached;
+  // mqtt.js would acknowledge it unhandled. It is held, unacknowledged, for the consumer.
+  const early: HeldMessage[] = [];
+  held.set(client, early);
+  client.handleMessage = (packet, callback) => void early.push([packet, callback]);
   const where = redactUrl(options.url);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -278,6 +288,8 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
       unhandled,
     );
   };
+  for (const message of held.get(client) ?? []) client.handleMessage(...message);
+  held.delete(client);
   const granted = await client.subscribeAsync(filters, { qos: 1 });
   const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
   if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
