@@ -50,6 +50,11 @@ export interface ServiceConnectionOptions {
   /** What the connection is for, told apart in its client id (see startExternal in index.ts). */
   role: 'commands' | 'reports';
   /**
+   * The node's name, the same when it starts again, so that a persistent session is taken up again
+   * (a new client id would leave what the broker queued for the old one undelivered); none: random.
+   */
+  node?: string;
+  /**
    * Kept by the broker across reconnections (and for SESSION_EXPIRY_S after the connection ends): what
    * it sent and got no acknowledgement for, it sends again on reconnection.
    */
@@ -73,6 +78,11 @@ export function redactUrl(url: string): string {
   }
 }
 
+type HeldMessage = Parameters<MqttClient['handleMessage']>;
+
+/** Per connection, the messages that came before its consumer (see connectService). */
+const held = new WeakMap<MqttClient, HeldMessage[]>();
+
 /**
  * Connects a client of the cloud's over MQTT 5 (whose shared subscriptions are standard), with
  * automatic reconnection (mqtt.js then resubscribes by itself when the session is new). Fails when
@@ -82,7 +92,7 @@ export async function connectService(options: ServiceConnectionOptions): Promise
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   const client = connect(options.url, {
     // `:` keeps it out of the device id alphabet, so no device's client id can take this session over.
-    clientId: `appliance-cloud:${randomId(9)}:${options.role}`,
+    clientId: `appliance-cloud:${options.node ?? randomId(9)}:${options.role}`,
     clean: !options.persistentSession,
     protocolVersion: 5,
     ...(options.persistentSession ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
@@ -91,6 +101,11 @@ export async function connectService(options: ServiceConnectionOptions): Promise
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
   });
+  // What a persistent session brings back comes right after CONNACK, before consumeFrom is attached;
+  // mqtt.js would acknowledge it unhandled. It is held, unacknowledged, for the consumer.
+  const early: HeldMessage[] = [];
+  held.set(client, early);
+  client.handleMessage = (packet, callback) => void early.push([packet, callback]);
   const where = redactUrl(options.url);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -273,6 +288,8 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
       unhandled,
     );
   };
+  for (const message of held.get(client) ?? []) client.handleMessage(...message);
+  held.delete(client);
   const granted = await client.subscribeAsync(filters, { qos: 1 });
   const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
   if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);

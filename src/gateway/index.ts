@@ -3,6 +3,7 @@
  * (which wins when both are set), the bridge that consumes what devices send, and the command
  * channel Devices uses for real devices.
  */
+import { hostname } from 'node:os';
 import type { Config } from '../config.js';
 import { unreachable, type DeviceChannel } from '../core/channel.js';
 import { RESULT_FILTER, storedFilters } from '../device-protocol/topics.js';
@@ -28,7 +29,7 @@ export interface Gateway {
 }
 
 export interface GatewayDeps {
-  config: Pick<Config, 'mqttPort' | 'mqttUrl' | 'host'>;
+  config: Pick<Config, 'mqttPort' | 'mqttUrl' | 'host' | 'mode' | 'port'>;
   devices: DeviceSink;
   store: Pick<Store, 'getDevice'>;
   logger: GatewayLogger;
@@ -60,7 +61,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
 async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string): Promise<Gateway> {
   const { logger, metrics } = deps;
   const commands = await connectService({ url, role: 'commands', logger });
-  const reports = await connectService({ url, role: 'reports', persistentSession: true, logger }).catch(async (error: unknown) => {
+  const reports = await connectService({ url, role: 'reports', persistentSession: true, node: nodeName(deps.config), logger }).catch(async (error: unknown) => {
     await commands.endAsync(true);
     throw error;
   });
@@ -87,6 +88,16 @@ async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string
     await endAll();
   };
   return { channel, port: null, mode: 'external', connected: () => commands.connected && reports.connected, close: once(shutDown) };
+}
+
+/**
+ * The node's name on the broker: its host and HTTP port, which no other running node shares and
+ * which it keeps when it starts again. Mosquitto hands a shared subscription's messages to a member
+ * whose connection is gone as well, queued in its session; only a node started again under the same
+ * client id gets them. Only `serve` binds its port as set (see server.ts); other modes get a random one.
+ */
+function nodeName(config: Pick<Config, 'mode' | 'port'>): string | undefined {
+  return config.mode === 'serve' ? `${hostname()}:${config.port}` : undefined;
 }
 
 /** The embedded broker, whose device publishes the bridge takes in process (no loopback connection). */
