@@ -1,8 +1,9 @@
 /**
  * Issue 12: `npm run chaos` for real, short: the compiled server (dist/, from `npm run build`) killed
  * with SIGKILL under load, and every accepted report accounted for by webhook-id. On SQLite nothing
- * accepted may be lost; the PostgreSQL setup (two nodes, Mosquitto, the database restarted once) is
- * run for its figures: it finds losses the gateway and the PostgreSQL store are being fixed for.
+ * accepted may be lost; on PostgreSQL (two nodes, Mosquitto, the database restarted once) neither, but
+ * a device's reports spread over both nodes by the shared subscription may still be applied out of
+ * the order they were sent (README, Reliability), so its verdict is reported, not required.
  * Interrupted, the script leaves no process and no directory behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -92,8 +93,9 @@ describe.skipIf(!BUILT)('npm run chaos', () => {
     const run = await chaos('postgres');
     expectCompleteRun(run);
     expect(run.result.postgresRestarts).toBe(1);
-    // Each lost report was looked for in the outbox, and the exit code is the verdict's.
-    expect(run.result.lostReports.length).toBe(Math.min(run.result.lost, 20));
+    expect(run.result.undrained, run.stdout).toBe(0);
+    expect(run.result.lost, run.stdout).toBe(0);
+    // The exit code is the verdict's.
     expect(run.stdout).toMatch(/verdict {12}(PASS|FAIL: )/);
     expect(run.code).toBe(run.stdout.includes('verdict            PASS') ? 0 : 1);
   });
