@@ -89,7 +89,8 @@ export interface AuthorizationRequest {
 /** The URL to send the owner's browser to (RFC 6749 §4.1.1 with PKCE S256). */
 export function authorizationUrl(metadata: AuthorizationServerMetadata, request: AuthorizationRequest): string {
   const url = new URL(metadata.authorization_endpoint);
-  url.search = new URLSearchParams({
+  // Added to the endpoint's own query, which RFC 6749 §3.1 says must be kept.
+  const params = {
     response_type: 'code',
     client_id: request.clientId,
     redirect_uri: request.redirectUri,
@@ -97,7 +98,8 @@ export function authorizationUrl(metadata: AuthorizationServerMetadata, request:
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: 'S256',
-  }).toString();
+  };
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   return url.toString();
 }
 

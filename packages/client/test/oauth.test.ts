@@ -1,0 +1,54 @@
+/**
+ * The OAuth helpers' pure parts (DESIGN G). Their end-to-end test against the authorization server
+ * waits for issue 13's branch: the helpers follow RFC 6749, 7636, 8414 and 8628, not our server's code.
+ */
+import { describe, expect, it } from 'vitest';
+import { oauth } from '@appliance-cloud/client';
+
+const metadata: oauth.AuthorizationServerMetadata = {
+  issuer: 'https://kic-qa-ext.appliance-cloud.example',
+  authorization_endpoint: 'https://kic-qa-ext.appliance-cloud.example/oauth/authorize',
+  token_endpoint: 'https://kic-qa-ext.appliance-cloud.example/oauth/token',
+};
+
+describe('PKCE (RFC 7636)', () => {
+  it("derives the S256 challenge of the RFC's appendix B", async () => {
+    expect(await oauth.pkceChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+  });
+
+  it('makes a fresh 43-character verifier with its challenge each time', async () => {
+    const [a, b] = await Promise.all([oauth.createPkce(), oauth.createPkce()]);
+    expect(a.verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.verifier).not.toBe(b.verifier);
+    expect(a.challenge).toBe(await oauth.pkceChallenge(a.verifier));
+    expect(a.method).toBe('S256');
+  });
+});
+
+describe('authorizationUrl', () => {
+  it('asks for a code with PKCE S256, the scopes space-separated, and keeps the endpoint query', () => {
+    const url = new URL(oauth.authorizationUrl({ ...metadata, authorization_endpoint: `${metadata.authorization_endpoint}?ui=compact` }, {
+      clientId: 'svc_1',
+      redirectUri: 'https://partner.example/callback?x=1',
+      scope: ['devices', 'control'],
+      state: 'st&te',
+      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    }));
+    expect(url.origin + url.pathname).toBe(metadata.authorization_endpoint);
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      ui: 'compact',
+      response_type: 'code',
+      client_id: 'svc_1',
+      redirect_uri: 'https://partner.example/callback?x=1',
+      scope: 'devices control',
+      state: 'st&te',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+  });
+
+  it('makes unguessable states', () => {
+    expect(oauth.randomState()).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(oauth.randomState()).not.toBe(oauth.randomState());
+  });
+});
