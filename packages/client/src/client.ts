@@ -5,7 +5,7 @@ import { baseUrlOf, type Phase, type Region } from './hosts.js';
 import { call, type CallOptions, type Request, type TransportSettings } from './transport.js';
 
 /** The `response` of an operation's 200, as the server's OpenAPI document declares it. */
-type Ok<P extends keyof paths, M extends 'get' | 'post' | 'delete'> = paths[P][M] extends {
+export type Ok<P extends keyof paths, M extends 'get' | 'post' | 'delete'> = paths[P][M] extends {
   responses: { 200: { content: { 'application/json': { response: infer R } } } };
 }
   ? R

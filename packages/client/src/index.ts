@@ -13,6 +13,7 @@ export type {
   Endpoint,
   EventExpiry,
   EventSubscription,
+  Ok,
   ProfileOf,
   PushSubscription,
   StatusOf,
@@ -27,6 +28,7 @@ export { newMessageId } from './message-id.js';
 export { verifyWebhook, WebhookVerificationError, type HeadersLike, type VerifyOptions, type WebhookFailure } from './webhooks.js';
 export { Deduplicator, SequenceOrderer, deviceIdOf } from './receiving.js';
 export type * from './messages.js';
-export type { PropertyDescriptor, RangeValue } from './profile.js';
+export type { Descriptor, PropertyDescriptor, RangeValue } from './profile.js';
 export type * from './generated/devices.js';
+export type { paths } from './generated/openapi.js';
 export * as oauth from './oauth.js';

@@ -1,9 +1,9 @@
 /** The messages the interface delivers to a calling service's callback URLs (DESIGN A.8), as types. */
+import type { DeviceType } from './client.js';
 import type { DeviceTypes } from './generated/devices.js';
 
-type DeviceType = keyof DeviceTypes;
-
-interface Addressed {
+/** What every message is about. */
+export interface Addressed {
   serviceId: string;
   deviceId: string;
 }
@@ -51,7 +51,8 @@ export interface Delivery {
   sequence: number | null;
 }
 
-interface Envelope {
+/** What every message carries beside its body. */
+export interface Envelope {
   messageId: string;
   /** UTC, ISO 8601 without zone, with microseconds: `2025-01-09T04:24:35.540658`. */
   timestamp: string;

@@ -14,7 +14,8 @@ export type PropertyDescriptor =
   | Descriptor<'boolean' | 'bool', boolean[]>
   | Descriptor<'number' | 'string', never>;
 
-interface Descriptor<T extends string, V> {
+/** The fields every descriptor has. */
+export interface Descriptor<T extends string, V> {
   type: T;
   mode: Array<'r' | 'w'>;
   value?: { r?: V; w?: V };
