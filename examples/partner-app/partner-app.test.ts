@@ -1,6 +1,5 @@
 /** The partner app as a process against a sandbox process delivering to it. */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../packages/client/test/sandbox.js';
@@ -8,21 +7,11 @@ import { exitCode, stdoutUntil } from '../../test/cli/process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('examples/partner-app', () => {
   let sandbox: Sandbox;
-  let webhookPort: number;
 
   beforeAll(async () => {
-    webhookPort = await freePort();
-    sandbox = await startSandbox({ CALLBACK_URL: `http://127.0.0.1:${webhookPort}/webhooks` });
+    sandbox = await startSandbox();
   });
   afterAll(() => sandbox?.stop());
 
@@ -39,13 +28,15 @@ describe('examples/partner-app', () => {
         COUNTRY_CODE: sandbox.countryCode,
         ACCESS_TOKEN: credentials.accessToken,
         WEBHOOK_SECRET: credentials.webhookSecret,
-        WEBHOOK_PORT: String(webhookPort),
       },
     });
     try {
       const started = await stdoutUntil(app, /waiting for webhooks/);
       expect(started).toContain(`subscribed to ${sandbox.devices.length} devices`);
       expect(started).toContain(sandbox.deviceOf('DEVICE_WASHER'));
+      // The app listens on a free port; the service's callback URL is pointed at it, as an operator would.
+      const callbackUrl = /receiving webhooks at (\S+)/.exec(started)![1]!;
+      await sandbox.admin('PATCH', `/admin/services/${credentials.serviceId}`, { callbackUrl });
       const washer = sandbox.deviceOf('DEVICE_WASHER');
       const fridge = sandbox.deviceOf('DEVICE_REFRIGERATOR');
       // Both lines, in either order: only the messages of one device are ordered.

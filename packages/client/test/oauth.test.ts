@@ -52,3 +52,25 @@ describe('authorizationUrl', () => {
     expect(oauth.randomState()).not.toBe(oauth.randomState());
   });
 });
+
+describe('refreshingTokenProvider', () => {
+  const client = { clientId: 'svc_1', clientSecret: 'key' };
+  const store = (tokens: oauth.TokenSet | null): oauth.TokenStore => ({ load: async () => tokens, save: async () => undefined });
+
+  it('hands out the stored access token while it is valid beyond the skew, without asking the server', async () => {
+    const provider = oauth.refreshingTokenProvider({
+      metadata: { ...metadata, token_endpoint: 'http://127.0.0.1:1/unreachable' },
+      client,
+      store: store({ accessToken: 'at_1', tokenType: 'Bearer', expiresAt: 1_000_000 + 61_000, refreshToken: 'rt_1' }),
+      now: () => 1_000_000,
+    });
+    expect(await provider()).toBe('at_1');
+  });
+
+  it('refuses clearly when nothing is stored, or the token expired with no refresh token', async () => {
+    const none = oauth.refreshingTokenProvider({ metadata, client, store: store(null) });
+    await expect(none()).rejects.toMatchObject({ name: 'OAuthError', error: 'invalid_grant' });
+    const spent = oauth.refreshingTokenProvider({ metadata, client, store: store({ accessToken: 'at', tokenType: 'Bearer', expiresAt: 0 }) });
+    await expect(spent()).rejects.toThrow(/no refresh token/);
+  });
+});
