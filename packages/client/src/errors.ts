@@ -1,4 +1,7 @@
 /** One error class for every refusal: the server's envelope errors and the client's own failures. */
+import { ERROR_CODE_NAMES, type ApiErrorCode } from './generated/errors.js';
+
+export { ERROR_CODE_NAMES, type ApiErrorCode };
 
 /**
  * Codes the client gives failures that never reached an answer from the server: a timeout, a network
@@ -6,8 +9,11 @@
  */
 export type ClientErrorCode = 'TIMEOUT' | 'NETWORK' | 'BAD_RESPONSE';
 
+/** Any code an {@link ApplianceCloudError} carries; a newer server may answer codes this version does not name. */
+export type ErrorCode = ApiErrorCode | ClientErrorCode | (string & {});
+
 export interface ApplianceCloudErrorInit {
-  code: string;
+  code: ErrorCode;
   message: string;
   /** The HTTP status, when the server answered. */
   httpStatus?: number;
@@ -24,7 +30,9 @@ export interface ApplianceCloudErrorInit {
  */
 export class ApplianceCloudError extends Error {
   override readonly name = 'ApplianceCloudError';
-  readonly code: string;
+  readonly code: ErrorCode;
+  /** The code's name in LG's table (`NOT_CONNECTED_DEVICE` for `1222`), or the client code itself. */
+  readonly codeName: string;
   readonly httpStatus: number | undefined;
   readonly messageId: string;
   readonly retryAfterSeconds: number | undefined;
@@ -32,6 +40,7 @@ export class ApplianceCloudError extends Error {
   constructor(init: ApplianceCloudErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.code = init.code;
+    this.codeName = (ERROR_CODE_NAMES as Record<string, string>)[init.code] ?? init.code;
     this.httpStatus = init.httpStatus;
     this.messageId = init.messageId;
     this.retryAfterSeconds = init.retryAfterSeconds;
@@ -39,6 +48,6 @@ export class ApplianceCloudError extends Error {
 }
 
 /** Whether `error` is an {@link ApplianceCloudError}, optionally of one code: `isApplianceCloudError(e, '1222')`. */
-export function isApplianceCloudError(error: unknown, code?: string): error is ApplianceCloudError {
+export function isApplianceCloudError(error: unknown, code?: ApiErrorCode | ClientErrorCode): error is ApplianceCloudError {
   return error instanceof ApplianceCloudError && (code === undefined || error.code === code);
 }

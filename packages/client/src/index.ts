@@ -22,7 +22,7 @@ export type {
   VersionedStatus,
 } from './client.js';
 export type { CallOptions } from './transport.js';
-export { ApplianceCloudError, isApplianceCloudError, type ApplianceCloudErrorInit, type ClientErrorCode } from './errors.js';
+export { ApplianceCloudError, ERROR_CODE_NAMES, isApplianceCloudError, type ApiErrorCode, type ApplianceCloudErrorInit, type ClientErrorCode, type ErrorCode } from './errors.js';
 export { baseUrlOf, type Phase, type Region } from './hosts.js';
 export { newMessageId } from './message-id.js';
 export { verifyWebhook, WebhookVerificationError, type HeadersLike, type VerifyOptions, type WebhookFailure } from './webhooks.js';

@@ -39,6 +39,7 @@ describe('ApplianceCloud against a sandbox process', () => {
     const error = refused as ApplianceCloudError;
     expect(error.code).toBe('1102');
     expect(error.httpStatus).toBe(400);
+    expect(error.codeName).toBe('UNACCEPTABLE_PARAMETERS');
     expect(error.message).toContain('relativeHourToStart');
     expect(error.messageId).toMatch(/^[A-Za-z0-9_-]{22}$/);
     const unknown = await client.getStatus('no-such-device').catch((e: unknown) => e);

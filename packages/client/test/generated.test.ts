@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deviceTypesSource } from '../scripts/device-types.js';
+import { errorCodesSource } from '../scripts/error-codes.js';
 import { openApiTypesSource, servedOpenApi } from '../scripts/openapi-types.js';
 
 const committed = (file: string) => readFileSync(new URL(`../src/generated/${file}`, import.meta.url), 'utf8');
@@ -13,5 +14,9 @@ describe('generated types', () => {
 
   it("match the catalog's models", () => {
     expect(deviceTypesSource()).toBe(committed('devices.ts'));
+  });
+
+  it("match the server's error table", () => {
+    expect(errorCodesSource()).toBe(committed('errors.ts'));
   });
 });
