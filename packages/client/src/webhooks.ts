@@ -60,9 +60,23 @@ export async function verifyWebhook(
   return parseMessage(new TextDecoder().decode(body), { webhookId: id, timestamp, sequence: sequence && /^\d+$/.test(sequence) ? Number(sequence) : null });
 }
 
+/** Imported keys by secret: importing is most of a verification's cost, and a receiver has one or two secrets. */
+const keys = new Map<string, Promise<CryptoKey>>();
+const MAX_KEYS = 16;
+
+function keyOf(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 async function anySignatureMatches(secrets: readonly string[], signed: Uint8Array<ArrayBuffer>, presented: Uint8Array<ArrayBuffer>[]): Promise<boolean> {
   for (const secret of secrets) {
-    const key = await crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    const key = await keyOf(secret);
     for (const signature of presented) {
       if (await crypto.subtle.verify('HMAC', key, signature, signed)) return true;
     }
