@@ -36,6 +36,16 @@ describe('retry of 1306/429 after Retry-After (a sandbox allowing one request a 
     expect(new Set(counter.messageIds).size).toBe(3);
   });
 
+  it('throws 1306 at once when the server asks for a longer wait than maxRetryDelayMs', async () => {
+    const { counter, fetch } = countingFetch();
+    const client = sandbox.client({ fetch, maxRetryDelayMs: 500 });
+    await client.getUser().catch(() => undefined);
+    const before = counter.attempts;
+    const error = await client.getUser().catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, '1306')).toBe(true);
+    expect(counter.attempts - before).toBe(1);
+  });
+
   it('throws 1306 with the Retry-After when retries are used up', async () => {
     const client = sandbox.client({ maxRetries: 0 });
     await client.getUser().catch(() => undefined);
@@ -49,6 +59,8 @@ describe('network failures, timeouts and aborts', () => {
   let silent: Server;
   let silentUrl: string;
   let closedUrl: string;
+  let proxy: Server;
+  let proxyUrl: string;
 
   beforeAll(async () => {
     // Accepts connections and never answers: what a hung upstream looks like.
@@ -59,10 +71,21 @@ describe('network failures, timeouts and aborts', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise((resolve) => closed.close(resolve));
+    // A proxy in front of the interface that answers for it: its page is not an envelope.
+    proxy = createServer((_request, response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   });
   afterAll(() => {
     silent.closeAllConnections();
     silent.close();
+    proxy.close();
+  });
+
+  it("throws BAD_RESPONSE with the HTTP status when the answer is not the interface's envelope", async () => {
+    const error = await new ApplianceCloud({ baseUrl: proxyUrl, ...CREDENTIALS }).getUser().catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, 'BAD_RESPONSE')).toBe(true);
+    expect(error).toMatchObject({ httpStatus: 502, message: expect.stringContaining('Bad Gateway') });
   });
 
   it('retries a read after a network failure, then throws NETWORK', async () => {
