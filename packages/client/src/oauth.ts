@@ -186,8 +186,9 @@ export interface TokenStore {
 
 /**
  * A {@link TokenProvider} for `ApplianceCloud` that refreshes the access token shortly before it
- * expires and saves the rotated refresh token. Concurrent calls share one refresh: two refreshes
- * with the same token would present a spent one, which revokes the whole grant.
+ * expires and saves the rotated refresh token. Calls are served one at a time, each loading what the
+ * previous saved: two refreshes with the same token would present a spent one, which revokes the
+ * whole grant.
  */
 export function refreshingTokenProvider(options: {
   metadata: AuthorizationServerMetadata;
@@ -199,21 +200,20 @@ export function refreshingTokenProvider(options: {
 }): TokenProvider {
   const now = options.now ?? Date.now;
   const skewMs = (options.skewSeconds ?? 60) * 1000;
-  let refreshing: Promise<TokenSet> | null = null;
-  return async () => {
+  const current = async (): Promise<string> => {
     const tokens = await options.store.load();
     if (!tokens) throw new OAuthError('invalid_grant', 0, 'no tokens stored: link the account first');
     if (tokens.expiresAt === null || tokens.expiresAt - skewMs > now()) return tokens.accessToken;
     if (!tokens.refreshToken) throw new OAuthError('invalid_grant', 0, 'the access token expired and there is no refresh token');
-    refreshing ??= refreshTokens(options.metadata, options.client, tokens.refreshToken)
-      .then(async (fresh) => {
-        await options.store.save(fresh);
-        return fresh;
-      })
-      .finally(() => {
-        refreshing = null;
-      });
-    return (await refreshing).accessToken;
+    const fresh = await refreshTokens(options.metadata, options.client, tokens.refreshToken);
+    await options.store.save(fresh);
+    return fresh.accessToken;
+  };
+  let queue: Promise<unknown> = Promise.resolve();
+  return () => {
+    const next = queue.then(current);
+    queue = next.catch(() => undefined);
+    return next;
   };
 }
 

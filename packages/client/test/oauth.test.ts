@@ -1,7 +1,9 @@
 /**
- * The OAuth helpers' pure parts (DESIGN G). Their end-to-end test against the authorization server
- * waits for issue 13's branch: the helpers follow RFC 6749, 7636, 8414 and 8628, not our server's code.
+ * The OAuth helpers (DESIGN G): their pure parts, and the refresh against a loopback token endpoint
+ * as RFC 6749 §6 describes one. Their end-to-end test against our authorization server waits for
+ * issue 13's branch: the helpers follow RFC 6749, 7636, 8414 and 8628, not that server's code.
  */
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { oauth } from '@appliance-cloud/client';
 
@@ -72,5 +74,43 @@ describe('refreshingTokenProvider', () => {
     await expect(none()).rejects.toMatchObject({ name: 'OAuthError', error: 'invalid_grant' });
     const spent = oauth.refreshingTokenProvider({ metadata, client, store: store({ accessToken: 'at', tokenType: 'Bearer', expiresAt: 0 }) });
     await expect(spent()).rejects.toThrow(/no refresh token/);
+  });
+});
+
+describe('refreshingTokenProvider on the wire', () => {
+  it('refreshes once for concurrent calls, with client_secret_basic, and saves the rotated refresh token', async () => {
+    const seen: { authorization?: string; body: string }[] = [];
+    let issued = 0;
+    // A token endpoint as RFC 6749 §6 describes it, rotating the refresh token on every use.
+    const server = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += String(chunk);
+      seen.push({ authorization: request.headers.authorization, body });
+      issued++;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ access_token: `at_${issued + 1}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt_${issued + 1}` }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    let stored: oauth.TokenSet = { accessToken: 'at_1', tokenType: 'Bearer', expiresAt: Date.now() - 1000, refreshToken: 'rt_1' };
+    // A store that takes its time, as a database would.
+    const store: oauth.TokenStore = {
+      load: async () => (await new Promise((resolve) => setTimeout(resolve, 20)), stored),
+      save: async (tokens) => void (await new Promise((resolve) => setTimeout(resolve, 20)), (stored = tokens)),
+    };
+    try {
+      const provider = oauth.refreshingTokenProvider({
+        metadata: { ...metadata, token_endpoint: `http://127.0.0.1:${port}/oauth/token` },
+        client: { clientId: 'svc 1', clientSecret: 'k:ey' },
+        store,
+      });
+      expect(await Promise.all([provider(), provider(), provider()])).toEqual(['at_2', 'at_2', 'at_2']);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.authorization).toBe(`Basic ${Buffer.from('svc+1:k%3Aey').toString('base64')}`);
+      expect(Object.fromEntries(new URLSearchParams(seen[0]!.body))).toEqual({ grant_type: 'refresh_token', refresh_token: 'rt_1' });
+      expect(stored.refreshToken).toBe('rt_2');
+    } finally {
+      server.close();
+    }
   });
 });
