@@ -77,21 +77,26 @@ describe('refreshingTokenProvider', () => {
   });
 });
 
+/** A loopback endpoint answering the scripted JSON answers in turn, recording each form it was sent. */
+async function scriptedEndpoint(answers: { status: number; body: object }[]) {
+  const forms: Record<string, string>[] = [];
+  const authorizations: (string | undefined)[] = [];
+  const server = createServer(async (request, response) => {
+    let body = '';
+    for await (const chunk of request) body += String(chunk);
+    forms.push(Object.fromEntries(new URLSearchParams(body)));
+    authorizations.push(request.headers.authorization);
+    const answer = answers[Math.min(forms.length - 1, answers.length - 1)]!;
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return { url, forms, authorizations, close: () => server.close() };
+}
+
 describe('refreshingTokenProvider on the wire', () => {
   it('refreshes once for concurrent calls, with client_secret_basic, and saves the rotated refresh token', async () => {
-    const seen: { authorization?: string; body: string }[] = [];
-    let issued = 0;
-    // A token endpoint as RFC 6749 §6 describes it, rotating the refresh token on every use.
-    const server = createServer(async (request, response) => {
-      let body = '';
-      for await (const chunk of request) body += String(chunk);
-      seen.push({ authorization: request.headers.authorization, body });
-      issued++;
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ access_token: `at_${issued + 1}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt_${issued + 1}` }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
+    const endpoint = await scriptedEndpoint([{ status: 200, body: { access_token: 'at_2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_2' } }]);
     let stored: oauth.TokenSet = { accessToken: 'at_1', tokenType: 'Bearer', expiresAt: Date.now() - 1000, refreshToken: 'rt_1' };
     // A store that takes its time, as a database would.
     const store: oauth.TokenStore = {
@@ -100,17 +105,62 @@ describe('refreshingTokenProvider on the wire', () => {
     };
     try {
       const provider = oauth.refreshingTokenProvider({
-        metadata: { ...metadata, token_endpoint: `http://127.0.0.1:${port}/oauth/token` },
+        metadata: { ...metadata, token_endpoint: `${endpoint.url}/oauth/token` },
         client: { clientId: 'svc 1', clientSecret: 'k:ey' },
         store,
       });
       expect(await Promise.all([provider(), provider(), provider()])).toEqual(['at_2', 'at_2', 'at_2']);
-      expect(seen).toHaveLength(1);
-      expect(seen[0]!.authorization).toBe(`Basic ${Buffer.from('svc+1:k%3Aey').toString('base64')}`);
-      expect(Object.fromEntries(new URLSearchParams(seen[0]!.body))).toEqual({ grant_type: 'refresh_token', refresh_token: 'rt_1' });
+      expect(endpoint.forms).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt_1' }]);
+      // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined.
+      expect(endpoint.authorizations).toEqual([`Basic ${Buffer.from('svc+1:k%3Aey').toString('base64')}`]);
       expect(stored.refreshToken).toBe('rt_2');
     } finally {
-      server.close();
+      endpoint.close();
+    }
+  });
+});
+
+describe('code exchange and device flow on the wire', () => {
+  const client = { clientId: 'svc_1', clientSecret: 'key' };
+
+  it('exchanges a code with its verifier and redirect URI (RFC 6749 §4.1.3, RFC 7636 §4.5)', async () => {
+    const endpoint = await scriptedEndpoint([{ status: 200, body: { access_token: 'at', token_type: 'Bearer', expires_in: 60, refresh_token: 'rt', scope: 'devices' } }]);
+    try {
+      const tokens = await oauth.exchangeCode({ ...metadata, token_endpoint: `${endpoint.url}/oauth/token` }, client, { code: 'c', redirectUri: 'https://p.example/cb', codeVerifier: 'v' });
+      expect(tokens).toMatchObject({ accessToken: 'at', tokenType: 'Bearer', refreshToken: 'rt', scope: 'devices' });
+      expect(tokens.expiresAt! - Date.now()).toBeGreaterThan(55_000);
+      expect(endpoint.forms).toEqual([{ grant_type: 'authorization_code', code: 'c', redirect_uri: 'https://p.example/cb', code_verifier: 'v' }]);
+    } finally {
+      endpoint.close();
+    }
+  });
+
+  it('starts a device authorization and polls through authorization_pending to the tokens (RFC 8628)', async () => {
+    const endpoint = await scriptedEndpoint([
+      { status: 200, body: { device_code: 'dc', user_code: 'WDJB-MJHT', verification_uri: 'https://x/device', expires_in: 600, interval: 0 } },
+      { status: 400, body: { error: 'authorization_pending' } },
+      { status: 200, body: { access_token: 'at', token_type: 'Bearer', expires_in: 3600 } },
+    ]);
+    try {
+      const served = { ...metadata, token_endpoint: `${endpoint.url}/oauth/token`, device_authorization_endpoint: `${endpoint.url}/oauth/device_authorization` };
+      const authorization = await oauth.startDeviceAuthorization(served, client, ['devices', 'push']);
+      expect(authorization).toMatchObject({ deviceCode: 'dc', userCode: 'WDJB-MJHT', verificationUri: 'https://x/device', interval: 0 });
+      expect((await oauth.pollDeviceToken(served, client, authorization)).accessToken).toBe('at');
+      expect(endpoint.forms[0]).toEqual({ scope: 'devices push' });
+      expect(endpoint.forms.slice(1)).toEqual([1, 2].map(() => ({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'dc' })));
+    } finally {
+      endpoint.close();
+    }
+  });
+
+  it('stops polling on access_denied with an OAuthError', async () => {
+    const endpoint = await scriptedEndpoint([{ status: 400, body: { error: 'access_denied', error_description: 'the owner said no' } }]);
+    try {
+      const authorization = { deviceCode: 'dc', userCode: 'u', verificationUri: 'v', expiresAt: Date.now() + 60_000, interval: 0 };
+      const denied = oauth.pollDeviceToken({ ...metadata, token_endpoint: endpoint.url }, client, authorization);
+      await expect(denied).rejects.toMatchObject({ name: 'OAuthError', error: 'access_denied', httpStatus: 400, message: 'access_denied: the owner said no' });
+    } finally {
+      endpoint.close();
     }
   });
 });
