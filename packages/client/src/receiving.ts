@@ -21,13 +21,14 @@ export class Deduplicator {
   }
 }
 
-/** The device a message is about: every message of DESIGN A.8 names one. */
-export function deviceIdOf(message: WebhookMessage): string {
-  return 'push' in message ? message.push.deviceId : message.event.deviceId;
+/** The (service, device) a message's sequence counts in: every message of DESIGN A.8 names both. */
+function streamOf(message: WebhookMessage): string {
+  const { serviceId, deviceId } = 'push' in message ? message.push : message.event;
+  return `${serviceId}/${deviceId}`;
 }
 
 /**
- * Hands messages on in `webhook-sequence` order per device: a message older than one already handed
+ * Hands messages on in `webhook-sequence` order per service and device: a message older than one already handed
  * on is dropped, one that comes before its predecessor waits for it. The server sends one device's
  * messages in order, so waiting happens only when a receiver handles deliveries concurrently;
  * `flush()` releases what waits, in order, when a gap will not fill (a restart of the receiver).
@@ -40,17 +41,17 @@ export class SequenceOrderer {
   accept(message: WebhookMessage): WebhookMessage[] {
     const sequence = message.delivery.sequence;
     if (sequence === null) return [message];
-    const deviceId = deviceIdOf(message);
-    const last = this.#last.get(deviceId);
+    const stream = streamOf(message);
+    const last = this.#last.get(stream);
     if (last !== undefined && sequence <= last) return [];
     if (last !== undefined && sequence > last + 1) {
-      const waiting = this.#waiting.get(deviceId) ?? [];
+      const waiting = this.#waiting.get(stream) ?? [];
       if (!waiting.some((m) => m.delivery.sequence === sequence)) waiting.push(message);
-      this.#waiting.set(deviceId, waiting.sort((a, b) => a.delivery.sequence! - b.delivery.sequence!));
+      this.#waiting.set(stream, waiting.sort((a, b) => a.delivery.sequence! - b.delivery.sequence!));
       return [];
     }
-    this.#last.set(deviceId, sequence);
-    return [message, ...this.#release(deviceId, false)];
+    this.#last.set(stream, sequence);
+    return [message, ...this.#release(stream, false)];
   }
 
   /** How many messages wait for an earlier one. */
@@ -60,20 +61,20 @@ export class SequenceOrderer {
     return count;
   }
 
-  /** Every waiting message in sequence order per device, skipping the gaps. */
+  /** Every waiting message in sequence order per service and device, skipping the gaps. */
   flush(): WebhookMessage[] {
-    return [...this.#waiting.keys()].flatMap((deviceId) => this.#release(deviceId, true));
+    return [...this.#waiting.keys()].flatMap((stream) => this.#release(stream, true));
   }
 
-  #release(deviceId: string, skipGaps: boolean): WebhookMessage[] {
-    const waiting = this.#waiting.get(deviceId) ?? [];
+  #release(stream: string, skipGaps: boolean): WebhookMessage[] {
+    const waiting = this.#waiting.get(stream) ?? [];
     const released: WebhookMessage[] = [];
-    while (waiting.length > 0 && (skipGaps || waiting[0]!.delivery.sequence === this.#last.get(deviceId)! + 1)) {
+    while (waiting.length > 0 && (skipGaps || waiting[0]!.delivery.sequence === this.#last.get(stream)! + 1)) {
       const next = waiting.shift()!;
-      this.#last.set(deviceId, next.delivery.sequence!);
+      this.#last.set(stream, next.delivery.sequence!);
       released.push(next);
     }
-    if (waiting.length === 0) this.#waiting.delete(deviceId);
+    if (waiting.length === 0) this.#waiting.delete(stream);
     return released;
   }
 }

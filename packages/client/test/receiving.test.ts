@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { Deduplicator, SequenceOrderer, type WebhookMessage } from '@appliance-cloud/client';
 
-function message(deviceId: string, sequence: number | null): WebhookMessage {
+function message(deviceId: string, sequence: number | null, serviceId = 's'): WebhookMessage {
   return {
     messageId: `${deviceId}-${sequence}`,
     timestamp: '2025-01-09T04:24:35.540658',
     pushType: 'DEVICE_ALIAS_CHANGED',
-    push: { pushType: 'DEVICE_ALIAS_CHANGED', serviceId: 's', deviceId, userNumber: 'u', alias: 'a' },
+    push: { pushType: 'DEVICE_ALIAS_CHANGED', serviceId, deviceId, userNumber: 'u', alias: 'a' },
     delivery: { webhookId: `${deviceId}-${sequence}`, timestamp: 0, sequence },
   };
 }
@@ -44,5 +44,12 @@ describe('SequenceOrderer', () => {
     expect(sequences(orderer.accept(message('a', null)))).toEqual([null]);
     expect(sequences(orderer.flush())).toEqual([12, 13]);
     expect(sequences(orderer.accept(message('a', 14)))).toEqual([14]);
+  });
+
+  it('counts each service on its own: the sequence is per service and device', () => {
+    const orderer = new SequenceOrderer();
+    orderer.accept(message('d', 5, 'service-1'));
+    expect(sequences(orderer.accept(message('d', 1, 'service-2')))).toEqual([1]);
+    expect(sequences(orderer.accept(message('d', 6, 'service-1')))).toEqual([6]);
   });
 });
