@@ -1,4 +1,5 @@
 import { createConnection } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /** The PostgreSQL the suite also runs on: DATABASE_URL when it names one, else the local server. */
@@ -53,12 +54,23 @@ const postgresProject = {
   },
 };
 
+/**
+ * The partner SDK (packages/client) and its examples, against real server processes; the package's
+ * name resolves to its source, so no build is needed.
+ */
+const clientProject = {
+  extends: true as const,
+  resolve: { alias: { '@appliance-cloud/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } },
+  test: { name: 'client', include: ['packages/client/test/**/*.test.ts', 'examples/**/*.test.ts'] },
+};
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY } },
+      clientProject,
       ...(postgres ? [postgresProject] : []),
     ],
   },

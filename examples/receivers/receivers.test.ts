@@ -1,0 +1,52 @@
+/** Each receiver example, on the wire: a signed delivery is acknowledged once, a repeat is dropped, a forged one refused. */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WebhookMessage } from '@appliance-cloud/client';
+import { newWebhookSecret, signatureHeaders } from '../../src/delivery/sign.js';
+import { startExpressReceiver } from './express.js';
+import { startFastifyReceiver } from './fastify.js';
+import { startHonoReceiver } from './hono.js';
+import { startNodeHttpReceiver } from './node-http.js';
+import type { ReceiverOptions, RunningReceiver } from './receiver.js';
+
+const RECEIVERS: Record<string, (options: ReceiverOptions) => Promise<RunningReceiver>> = {
+  'node:http': startNodeHttpReceiver,
+  Express: startExpressReceiver,
+  Fastify: startFastifyReceiver,
+  Hono: startHonoReceiver,
+};
+
+const body = JSON.stringify({
+  messageId: 'kVuV69kGTS25FUs1wrkECQ',
+  timestamp: '2025-01-09T04:24:35.540658',
+  event: { pushType: 'DEVICE_STATUS', serviceId: 's', deviceId: 'd', deviceType: 'DEVICE_DRYER', report: { runState: { currentState: 'RUNNING' } }, userList: ['u'] },
+});
+
+function deliver(url: string, secret: string, payload = body) {
+  const headers = signatureHeaders({ messageId: 'kVuV69kGTS25FUs1wrkECQ', timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] });
+  return fetch(url, { method: 'POST', headers: { ...headers, 'webhook-sequence': '1', 'content-type': 'application/json' }, body: payload });
+}
+
+describe.each(Object.entries(RECEIVERS))('the %s receiver', (_name, start) => {
+  let receiver: RunningReceiver | undefined;
+  afterEach(() => receiver?.close());
+
+  it('acknowledges a signed delivery with 204 and hands on the message once, even when delivered twice', async () => {
+    const secret = newWebhookSecret();
+    const received: WebhookMessage[] = [];
+    receiver = await start({ secrets: [secret], onMessage: (message) => void received.push(message) });
+    expect((await deliver(receiver.url, secret)).status).toBe(204);
+    expect((await deliver(receiver.url, secret)).status).toBe(204);
+    expect(received).toHaveLength(1);
+    const [message] = received;
+    expect(message?.pushType === 'DEVICE_STATUS' && message.event.deviceType === 'DEVICE_DRYER' && message.event.report.runState?.currentState).toBe('RUNNING');
+  });
+
+  it('refuses with 400 a body that is not the one signed, and a signature of another secret', async () => {
+    const secret = newWebhookSecret();
+    const received: WebhookMessage[] = [];
+    receiver = await start({ secrets: [secret], onMessage: (message) => void received.push(message) });
+    expect((await deliver(receiver.url, secret, body.replace('RUNNING', 'END'))).status).toBe(400);
+    expect((await deliver(receiver.url, newWebhookSecret())).status).toBe(400);
+    expect(received).toEqual([]);
+  });
+});

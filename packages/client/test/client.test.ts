@@ -1,0 +1,90 @@
+/** The client against a real sandbox process: every operation of DESIGN A.5 and the error class. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplianceCloud, ApplianceCloudError, isApplianceCloudError, type WasherStatus } from '@appliance-cloud/client';
+import { startSandbox, type Sandbox } from './sandbox.js';
+
+describe('ApplianceCloud against a sandbox process', () => {
+  let sandbox: Sandbox;
+  let client: ApplianceCloud;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    client = sandbox.client();
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('lists the devices of every type, then reads a profile and a versioned status', async () => {
+    const devices = await client.listDevices();
+    expect(devices.map((d) => d.deviceInfo.deviceType).sort()).toEqual(sandbox.devices.map((d) => d.deviceType).sort());
+    const washerId = sandbox.deviceOf('DEVICE_WASHER');
+    const profile = await client.getProfile<'DEVICE_WASHER'>(washerId);
+    expect(profile.property[0]?.location.locationName).toBe('MAIN');
+    const { status, version } = await client.getStatusWithVersion<'DEVICE_WASHER'>(washerId);
+    expect(Number.isInteger(version)).toBe(true);
+    expect(status[0]?.runState?.currentState).toBe('INITIAL');
+  });
+
+  it('controls a device through a typed handle and answers its status after the command', async () => {
+    const fridge = client.device('DEVICE_REFRIGERATOR', sandbox.deviceOf('DEVICE_REFRIGERATOR'));
+    const status = await fridge.control({ temperatureInUnits: { locationName: 'FRIDGE', targetTemperatureC: 4 } });
+    expect(status.temperatureInUnits?.find((e) => e.locationName === 'FRIDGE')?.targetTemperatureC).toBe(4);
+    const washer: WasherStatus = await client.getStatus<'DEVICE_WASHER'>(sandbox.deviceOf('DEVICE_WASHER'));
+    expect(Array.isArray(washer)).toBe(true);
+  });
+
+  it("throws one error class carrying the server's code, HTTP status, message and the request's message id", async () => {
+    const washer = client.device('DEVICE_WASHER', sandbox.deviceOf('DEVICE_WASHER'));
+    const refused = await washer.control({ location: { locationName: 'MAIN' }, timer: { relativeHourToStart: 999 } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApplianceCloudError);
+    const error = refused as ApplianceCloudError;
+    expect(error.code).toBe('1102');
+    expect(error.httpStatus).toBe(400);
+    expect(error.codeName).toBe('UNACCEPTABLE_PARAMETERS');
+    expect(error.message).toContain('relativeHourToStart');
+    expect(error.messageId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const unknown = await client.getStatus('no-such-device').catch((e: unknown) => e);
+    expect(isApplianceCloudError(unknown, '1205')).toBe(true);
+  });
+
+  it('sends x-conditional-control when asked: a command the state refuses answers 2301–2305', async () => {
+    const dryer = client.device('DEVICE_DRYER', sandbox.deviceOf('DEVICE_DRYER'));
+    await sandbox.admin('POST', `/admin/devices/${dryer.deviceId}/sim`, { action: 'remote-control-off' });
+    const refused = await dryer.control({ operation: { dryerOperationMode: 'START' } }, { conditional: true }).catch((e: unknown) => e);
+    expect(isApplianceCloudError(refused, '2301')).toBe(true);
+  });
+
+  it('subscribes, lists and unsubscribes pushes and events; the wire null is an empty list', async () => {
+    const deviceId = sandbox.deviceOf('DEVICE_OVEN');
+    expect(await client.listPushSubscriptions()).toEqual([]);
+    expect(await client.listEventSubscriptions()).toEqual([]);
+    await client.subscribePush(deviceId);
+    const again = await client.subscribePush(deviceId).catch((e: unknown) => e);
+    expect(isApplianceCloudError(again, '1207')).toBe(true);
+    await client.subscribeEvents(deviceId, { unit: 'MINUTE', timer: 30 });
+    expect(await client.listPushSubscriptions()).toEqual([{ deviceId }]);
+    const [event] = await client.listEventSubscriptions();
+    expect(event?.deviceId).toBe(deviceId);
+    expect(Date.parse(event!.expiresAt) - Date.now()).toBeGreaterThan(25 * 60_000);
+    await client.unsubscribePush(deviceId);
+    await client.unsubscribeEvents(deviceId);
+    expect(await client.listEventSubscriptions()).toEqual([]);
+  });
+
+  it("reads the token's user, takes the token from a provider, and disconnects the user last", async () => {
+    let asked = 0;
+    const provided = sandbox.client({ tokenProvider: async () => (asked++, sandbox.credentials.accessToken) });
+    expect(await provided.getUser()).toEqual({ userNumber: sandbox.credentials.userNumber });
+    expect(asked).toBe(1);
+    await client.disconnectUser();
+    const after = await client.listDevices().catch((e: unknown) => e);
+    expect(isApplianceCloudError(after, '1202')).toBe(true);
+  });
+});
+
+describe('ApplianceCloud options', () => {
+  it('names the base URL from region, phase and domain (DESIGN A.1)', () => {
+    const common = { serviceId: 's', serviceKey: 'k', countryCode: 'KR', accessToken: 't' };
+    expect(new ApplianceCloud({ region: 'KIC', phase: 'QA', domain: 'example.com', ...common }).baseUrl).toBe('https://kic-qa-ext.example.com');
+    expect(new ApplianceCloud({ region: 'EIC', phase: 'OP', domain: 'example.com', ...common }).baseUrl).toBe('https://eic-ext.example.com');
+  });
+});
