@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, isMessageId } from '../ids.js';
 import { isCountryCode, regionOf } from '../regions.js';
-import type { Connection, Device, Service, Store } from '../store/store.js';
+import type { Connection, Device, Service } from '../core/model.js';
+import type { Store } from '../store/store.js';
 
 export interface PartnerHeaders {
   token: string;

@@ -125,7 +125,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     });
 
     describe('statements sent', () => {
-      const sent = () => store.statementsSent?.() ?? Number.NaN;
+      const sent = () => store.capabilities.statementCounts?.statementsSent() ?? Number.NaN;
 
       it('counts every statement, transaction control included', async () => {
         let before = sent();
@@ -167,7 +167,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
 
       it('are scraped as store_statements_total', async () => {
         const registry = new Registry();
-        registerStoreMetrics(registry, store);
+        registerStoreMetrics(registry, store.capabilities.statementCounts);
         await store.ping();
         const scraped = async () => (await registry.getSingleMetric('store_statements_total')?.get())?.values[0]?.value;
         expect(await scraped()).toBe(sent());

@@ -15,10 +15,11 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, NewDevice } from '../store.js';
-import type { Sql } from './database.js';
-import { recordMessages } from './outbox.js';
-import { allowsType } from './subscriptions.js';
+import type { Device, DeviceState, NewDevice } from '../../core/model.js';
+import { area, type Sql } from './database.js';
+import { recordMessages } from './postgres-outbox.js';
+import { allowsType } from './postgres-subscriptions.js';
+import type { DevicesArea } from '../areas/devices.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
 const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
@@ -240,4 +241,23 @@ async function listenersOf(sql: Sql, userNumbers: string[]): Promise<Listener[]>
      WHERE c.user_number = ANY($1::text[]) ORDER BY c.created_at, c.service_id COLLATE "C"`,
     userNumbers,
   );
+}
+
+/** The devices area on PostgreSQL. */
+export function postgresDevices(sql: Sql): DevicesArea {
+  return area(sql, {
+    registerDevice,
+    shareDevice,
+    unregisterDevice,
+    renameDevice,
+    getDevice,
+    listUserDevices,
+    listVirtualDevices,
+    getDeviceState,
+    getDeviceStatusJson,
+    applyReport,
+    recordPush,
+    setOnline,
+    countOnlineDevices,
+  });
 }

@@ -11,11 +11,13 @@ import {
   type LifecyclePushType,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
+import type { Device, DeviceState, DeviceType, NewDevice } from '../../core/model.js';
 import type { Sql } from './database.js';
-import { recordMessages } from './outbox.js';
+import { recordMessages } from './sqlite-outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
-import { allowsType } from './subscriptions.js';
+import { allowsType } from './sqlite-subscriptions.js';
+import type { DevicesArea } from '../areas/devices.js';
+import type { GroupCommit } from './group-commit.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
@@ -265,4 +267,27 @@ function eventSubscribers(sql: Sql, device: DeviceRow): EventSubscriber[] {
       device.device_type,
     )
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/**
+ * The devices area on SQLite. Reports and pushes, the hot path of devices, share commits (`reports`).
+ * Written out, not bound by `area()`: these are the calls of every status read, control and report,
+ * and each stays one direct call.
+ */
+export function sqliteDevices(sql: Sql, reports: GroupCommit): DevicesArea {
+  return {
+    registerDevice: async (device, owner, at) => registerDevice(sql, device, owner, at),
+    shareDevice: async (deviceId, userNumber, at) => shareDevice(sql, deviceId, userNumber, at),
+    unregisterDevice: async (deviceId, userNumber, at) => unregisterDevice(sql, deviceId, userNumber, at),
+    renameDevice: async (deviceId, alias, at) => renameDevice(sql, deviceId, alias, at),
+    getDevice: async (deviceId) => getDevice(sql, deviceId),
+    listUserDevices: async (userNumber) => listUserDevices(sql, userNumber),
+    listVirtualDevices: async () => listVirtualDevices(sql),
+    getDeviceState: async (deviceId) => getDeviceState(sql, deviceId),
+    getDeviceStatusJson: async (deviceId) => getDeviceStatusJson(sql, deviceId),
+    applyReport: (deviceId, status, report, at) => reports.run(() => applyReport(sql, deviceId, status, report, at)),
+    recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
+    setOnline: async (deviceId, online) => setOnline(sql, deviceId, online),
+    countOnlineDevices: async () => countOnlineDevices(sql),
+  };
 }

@@ -1,9 +1,11 @@
 /** The outbox: messages recorded with the change that caused them, their order, their admin views. */
 import { newMessageId } from '../../ids.js';
 import { messageBody, messageKind, type MessageSpec } from '../messages.js';
-import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
-import type { Param, Sql } from './database.js';
+import type { DeliveryAttempt, OutboxMessage } from '../../core/model.js';
+import type { MessageFilter } from '../areas/outbox.js';
+import { area, type Param, type Sql } from './database.js';
 import { toAttempt, toMessage, type AttemptRow, type OutboxRow } from './rows.js';
+import type { OutboxArea } from '../areas/outbox.js';
 
 /** What the admin API lists when it gives no limit. */
 const DEFAULT_LIST_LIMIT = 100;
@@ -194,4 +196,9 @@ function notifyAfterCommit(sql: Sql): void {
 export function notifyIf(sql: Sql, changed: number): number {
   if (changed > 0) notifyAfterCommit(sql);
   return changed;
+}
+
+/** The outbox area on SQLite; `watchOutbox` hears this process's commits only: another process writing the same file is seen by the dispatcher's poll. */
+export function sqliteOutbox(sql: Sql): OutboxArea {
+  return area(sql, { listMessages, getMessage, listAttempts, resendMessage, recoverFailed, deleteOldMessages, watchOutbox });
 }

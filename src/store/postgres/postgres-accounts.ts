@@ -1,7 +1,8 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
-import type { Param, Sql } from './database.js';
-import { unregisterDevice, userDeviceIds } from './devices.js';
+import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../../core/model.js';
+import { area, type Param, type Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './postgres-devices.js';
+import type { AccountsArea } from '../areas/accounts.js';
 
 /** A service with its webhook secrets (newest first) in one row, shaped as `Service`. */
 const SERVICE = `SELECT s.service_id AS "serviceId", s.name, s.key_hash AS "keyHash", s.allowed_devices AS "allowedDevices",
@@ -182,4 +183,23 @@ async function revokeTokens(sql: Sql, where: string, params: string[], at: numbe
     at,
     ...params,
   );
+}
+
+/** The accounts area on PostgreSQL. */
+export function postgresAccounts(sql: Sql): AccountsArea {
+  return area(sql, {
+    createService,
+    getService,
+    listServices,
+    updateService,
+    rotateWebhookSecret,
+    createUser,
+    getUser,
+    deleteUser,
+    createToken,
+    getToken,
+    getConnection,
+    markDeviceListLoaded,
+    disconnect,
+  });
 }

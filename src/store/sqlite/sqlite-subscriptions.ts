@@ -4,8 +4,10 @@
  * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
  * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
-import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
-import type { Sql } from './database.js';
+import type { EventSubscription, PushSubscription } from '../../core/model.js';
+import type { EventSubscribeResult } from '../areas/subscriptions.js';
+import { area, type Sql } from './database.js';
+import type { SubscriptionsArea } from '../areas/subscriptions.js';
 
 interface SubscriptionRow {
   service_id: string;
@@ -118,4 +120,18 @@ export function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: str
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
 export function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
   return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= ?', now);
+}
+
+/** The subscriptions area on SQLite. */
+export function sqliteSubscriptions(sql: Sql): SubscriptionsArea {
+  return area(sql, {
+    listPushSubscriptions,
+    addPushSubscription,
+    removePushSubscription,
+    listEventSubscriptions,
+    upsertEventSubscription,
+    removeEventSubscription,
+    reportableDeviceIds,
+    deleteExpiredEventSubscriptions,
+  });
 }

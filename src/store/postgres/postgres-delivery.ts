@@ -12,18 +12,12 @@
  * row at all. Only an admin's resend or recover, marking heads under its queues' rows, can still meet
  * outcomes and reports in a cycle: PostgreSQL aborts one, and the store runs it again (database.ts).
  */
-import type {
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimRequest,
-  EndpointHealth,
-  OutboxMessage,
-  OutboxStats,
-  RecordedStatus,
-} from '../store.js';
-import type { Sql } from './database.js';
-import { notifyDue } from './notify.js';
-import { firstOpenOf, OPEN } from './outbox.js';
+import type { OutboxMessage } from '../../core/model.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
+import { area, type Sql } from './database.js';
+import { notifyDue } from './postgres-notify.js';
+import { firstOpenOf, OPEN } from './postgres-outbox.js';
+import type { DeliveryArea } from '../areas/delivery.js';
 
 /** Per service: whether its push and its event messages can go out now. */
 const ENDPOINTS = `(SELECT s.service_id,
@@ -339,4 +333,9 @@ export async function outboxStats(sql: Sql): Promise<OutboxStats> {
      FROM outbox WHERE ${OPEN}`,
   );
   return row ?? { pending: 0, delivering: 0, held: 0, oldestPendingAt: null };
+}
+
+/** The delivery area on PostgreSQL: claims and outcomes of any number of nodes. */
+export function postgresDelivery(sql: Sql): DeliveryArea {
+  return area(sql, { claimDeliveries, recordAttempts, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
 }

@@ -2,18 +2,11 @@
  * What the delivery engine does with the outbox (DESIGN C): leases with fencing tokens, outcomes in
  * batches, endpoint health and held messages. The rules are on DeliveryStore in store.ts.
  */
-import type {
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimRequest,
-  EndpointDisabledReason,
-  EndpointHealth,
-  OutboxStats,
-  RecordedStatus,
-} from '../store.js';
-import type { Sql } from './database.js';
-import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './outbox.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
+import { area, type Sql } from './database.js';
+import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
+import type { DeliveryArea } from '../areas/delivery.js';
 
 /** Per service: whether its push and its event messages can go out now (0 or 1). */
 const ENDPOINTS = `SELECT * FROM (
@@ -319,4 +312,9 @@ export function outboxStats(sql: Sql): OutboxStats {
   const count = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
   const open = rows.filter((r) => r.status !== 'held').map((r) => r.oldest);
   return { pending: count('pending'), delivering: count('delivering'), held: count('held'), oldestPendingAt: open.length ? Math.min(...open) : null };
+}
+
+/** The delivery area on SQLite: claims and outcomes of the one node. */
+export function sqliteDelivery(sql: Sql): DeliveryArea {
+  return area(sql, { claimDeliveries, recordAttempts, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
 }

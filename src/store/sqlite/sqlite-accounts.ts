@@ -1,7 +1,7 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
-import type { Sql } from './database.js';
-import { unregisterDevice, userDeviceIds } from './devices.js';
+import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../../core/model.js';
+import { area, type Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './sqlite-devices.js';
 import {
   flag,
   toConnection,
@@ -14,6 +14,7 @@ import {
   type TokenRow,
   type UserRow,
 } from './rows.js';
+import type { AccountsArea } from '../areas/accounts.js';
 
 const SERVICE_COLUMNS = 'service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at';
 
@@ -184,4 +185,23 @@ function revokeTokens(sql: Sql, where: string, params: string[], at: number): vo
     at,
     ...params,
   );
+}
+
+/** The accounts area on SQLite. */
+export function sqliteAccounts(sql: Sql): AccountsArea {
+  return area(sql, {
+    createService,
+    getService,
+    listServices,
+    updateService,
+    rotateWebhookSecret,
+    createUser,
+    getUser,
+    deleteUser,
+    createToken,
+    getToken,
+    getConnection,
+    markDeviceListLoaded,
+    disconnect,
+  });
 }

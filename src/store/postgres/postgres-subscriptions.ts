@@ -4,8 +4,10 @@
  * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
  * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
-import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
-import type { Sql } from './database.js';
+import type { EventSubscription, PushSubscription } from '../../core/model.js';
+import type { EventSubscribeResult } from '../areas/subscriptions.js';
+import { area, type Sql } from './database.js';
+import type { SubscriptionsArea } from '../areas/subscriptions.js';
 
 /** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
 export function allowsType(service: string, deviceType: string): string {
@@ -124,4 +126,18 @@ export async function reportableDeviceIds(sql: Sql, serviceId: string, userNumbe
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
 export async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<number> {
   return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= $1', now);
+}
+
+/** The subscriptions area on PostgreSQL. */
+export function postgresSubscriptions(sql: Sql): SubscriptionsArea {
+  return area(sql, {
+    listPushSubscriptions,
+    addPushSubscription,
+    removePushSubscription,
+    listEventSubscriptions,
+    upsertEventSubscription,
+    removeEventSubscription,
+    reportableDeviceIds,
+    deleteExpiredEventSubscriptions,
+  });
 }

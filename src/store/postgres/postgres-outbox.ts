@@ -1,9 +1,12 @@
 /** The outbox: messages recorded with the change that caused them, and their admin views. */
 import { newMessageId } from '../../ids.js';
 import { messageBody, messageKind, type MessageSpec } from '../messages.js';
-import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
-import type { Param, Sql } from './database.js';
-import { notifyDue, OUTBOX_CHANNEL } from './notify.js';
+import type { DeliveryAttempt, OutboxMessage } from '../../core/model.js';
+import type { MessageFilter } from '../areas/outbox.js';
+import { area, type Param, type Sql } from './database.js';
+import { notifyDue, OUTBOX_CHANNEL } from './postgres-notify.js';
+import type { OutboxArea } from '../areas/outbox.js';
+import type { Notifications } from './postgres-notify.js';
 
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
 export const OPEN = `status IN ('pending', 'delivering', 'held')`;
@@ -198,4 +201,12 @@ async function markHeads(sql: Sql, queues: Queue[]): Promise<void> {
     queues.map((q) => q.serviceId),
     queues.map((q) => q.deviceId),
   );
+}
+
+/** The outbox area on PostgreSQL; `watchOutbox` hears every process's commits: they NOTIFY, and `notifications` LISTENs. */
+export function postgresOutbox(sql: Sql, notifications: Notifications): OutboxArea {
+  return {
+    ...area(sql, { listMessages, getMessage, listAttempts, resendMessage, recoverFailed, deleteOldMessages }),
+    watchOutbox: (listener) => notifications.watchOutbox(listener),
+  };
 }
