@@ -141,7 +141,7 @@ async function repairHeads(sql: Sql): Promise<void> {
  * itself takes only what the first three left pending (a repair is a transaction of its own, and a hold
  * one too, only when there is something to repair or to hold).
  */
-export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
+async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
   const expired = await sql.one<{ headless: boolean }>(EXPIRE, now);
   if (expired?.headless) await repairHeads(sql);
@@ -268,7 +268,7 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
   )
   SELECT coalesce(j.status, 'fenced') AS status FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
 
-export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
+async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
   if (attempts.length === 0) return [];
   const rows = await sql.all<{ status: RecordedStatus }>(
     RECORD,
@@ -291,7 +291,7 @@ export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: n
   return statuses;
 }
 
-export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
+async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
   return sql.one<EndpointHealth>(
     `SELECT s.service_id AS "serviceId", e.failing_since AS "failingSince", e.disabled_at AS "disabledAt", e.disabled_reason AS "disabledReason"
      FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = $1`,
@@ -299,7 +299,7 @@ export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<En
   );
 }
 
-export async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
+async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
   return sql.transaction(async (tx) => {
     // After any hold in flight (see holdUndeliverable), so that the release below sees what it held.
     await tx.run('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId);
@@ -309,7 +309,7 @@ export async function enableEndpoint(sql: Sql, serviceId: string, now: number): 
 }
 
 /** Back to pending, due now, each schedule started over: the held messages that can go out again. */
-export async function releaseHeld(sql: Sql, now: number, serviceId?: string): Promise<number> {
+async function releaseHeld(sql: Sql, now: number, serviceId?: string): Promise<number> {
   return sql.transaction(async (tx) => {
     const released = await tx.run(
       `UPDATE outbox o SET status = 'pending', next_attempt_at = $1, schedule_start = o.attempts
@@ -324,7 +324,7 @@ export async function releaseHeld(sql: Sql, now: number, serviceId?: string): Pr
   });
 }
 
-export async function outboxStats(sql: Sql): Promise<OutboxStats> {
+async function outboxStats(sql: Sql): Promise<OutboxStats> {
   const row = await sql.one<OutboxStats>(
     `SELECT count(*) FILTER (WHERE status = 'pending')::integer AS pending,
             count(*) FILTER (WHERE status = 'delivering')::integer AS delivering,
