@@ -1,18 +1,20 @@
 /**
  * The store contract: one suite every Store implementation runs unchanged (STYLE habit 4), each
- * test on a fresh store from `open`.
+ * test on a fresh store from `open`; `faults` reach that store's database from another connection,
+ * where there can be one (not a SQLite database in memory).
  */
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { accountsContract } from './contract/accounts.js';
 import { devicesContract } from './contract/devices.js';
+import { faultsContract, type StoreFaults } from './contract/faults.js';
 import { fanoutContract } from './contract/fanout.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { retentionContract } from './contract/retention.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
-export function storeContract(name: string, open: () => Promise<Store>): void {
+export function storeContract(name: string, open: () => Promise<Store>, faults?: StoreFaults): void {
   describe(`Store contract on ${name}`, () => {
     describe('accounts', () => accountsContract(open));
     describe('devices', () => devicesContract(open));
@@ -21,5 +23,6 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     describe('outbox', () => outboxContract(open));
     describe('outbox delivery', () => outboxDeliveryContract(open));
     describe('outbox retention', () => retentionContract(open));
+    if (faults) describe('a change and its messages commit together or not at all', () => faultsContract(open, faults));
   });
 }

@@ -1,6 +1,6 @@
 /**
- * The store contract on PostgreSQL, unchanged, and what it cannot reach through the Store interface:
- * migrations under concurrency, pool settings, a transaction failing midway, nodes racing on one
+ * The store contract on PostgreSQL, unchanged (with its fault hook: a trigger from a side connection),
+ * and what it cannot reach through the Store interface: migrations under concurrency, pool settings, nodes racing on one
  * database (sequences, limits, claims, notifications), and messages in delivery states. A side connection plays the part of a fault or of the
  * delivery engine. Skipped, with a message saying why, when PostgreSQL is not reachable.
  */
@@ -15,6 +15,7 @@ import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
+import type { StoreFaults } from './contract/faults.js';
 import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from './contract/world.js';
 
 const adminUrl = postgresAdminUrl();
@@ -34,7 +35,24 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     return openStore(db.url);
   };
 
-  storeContract('PostgreSQL', open);
+  /** Another connection to the database, for one call: a fault, or the delivery engine. */
+  const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
+  const faults: StoreFaults = {
+    async failMessagesWhere(condition) {
+      await side((c) =>
+        c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+                 CREATE TRIGGER injected_fault BEFORE INSERT ON outbox FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION injected_fault()`),
+      );
+    },
+    async clear() {
+      await side((c) => c.query('DROP TRIGGER IF EXISTS injected_fault ON outbox; DROP FUNCTION IF EXISTS injected_fault()'));
+    },
+    async count(table) {
+      return side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
+    },
+  };
+
+  storeContract('PostgreSQL', open, faults);
 
   describe('beside the contract', () => {
     let store: Store;
@@ -43,9 +61,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     });
     afterEach(() => store.close());
 
-    const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
-    const count = async (table: string): Promise<number> =>
-      side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
+    const { count } = faults;
 
     describe('migrations', () => {
       it('ship as numbered files starting with 001_init.sql, recorded once each', async () => {
@@ -211,52 +227,6 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         });
         expect(answer).toMatch(/terminat/);
         await expect(call(store)).resolves.toBeDefined();
-      });
-    });
-
-    describe('a change and its messages commit together or not at all', () => {
-      // The tables outlive this test: the fault must not reach the next one.
-      afterEach(() => side((c) => c.query('DROP TRIGGER IF EXISTS fail_message ON outbox; DROP FUNCTION IF EXISTS injected_fault()')));
-
-      /** Makes inserting the outbox row for `serviceId` fail. */
-      const failMessagesTo = (serviceId: string) =>
-        side((c) =>
-          c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
-                   CREATE TRIGGER fail_message BEFORE INSERT ON outbox FOR EACH ROW WHEN (NEW.service_id = '${serviceId}')
-                   EXECUTE FUNCTION injected_fault()`),
-        );
-
-      it('leaves no device, message or sequence behind when recording the second message fails', async () => {
-        await addService(store, 'S1');
-        await addService(store, 'S2');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        await connect(store, 'S2', 'U1');
-        await failMessagesTo('S2');
-
-        await expect(addDevice(store, 'D1', 'U1')).rejects.toThrow(/injected fault/);
-
-        expect(await store.getDevice('D1')).toBeUndefined();
-        expect(await store.getDeviceState('D1')).toBeUndefined();
-        expect(await store.listUserDevices('U1')).toEqual([]);
-        expect(await count('outbox')).toBe(0);
-        expect(await count('message_sequences')).toBe(0);
-      });
-
-      it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        await addDevice(store, 'D1', 'U1');
-        await store.addPushSubscription('S1', 'U1', 'D1', T0);
-        await failMessagesTo('S1');
-
-        await expect(store.deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
-
-        expect(await store.getUser('U1')).toBeDefined();
-        expect((await store.getDevice('D1'))?.userNumbers).toEqual(['U1']);
-        expect(await store.listPushSubscriptions('S1', 'U1')).toHaveLength(1);
-        expect(await store.getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
       });
     });
 

@@ -1,6 +1,6 @@
 /**
- * What the contract cannot reach through the Store interface alone: a transaction failing midway,
- * a store reopened from its file, and messages in delivery states only the delivery engine sets.
+ * What the contract cannot reach through the Store interface alone: a store reopened from its file,
+ * messages in delivery states only the delivery engine sets, and group commit.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from '../contract/world.js';
+import { addDevice, addService, addUser, connect, HOUR, recorded, T0 } from '../contract/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,62 +32,6 @@ afterEach(async () => {
 });
 
 const count = (table: string): number => (side.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-
-describe('a change and its messages commit together or not at all', () => {
-  it('leaves no device, message or sequence behind when recording the second message fails', async () => {
-    await addService(store, 'S1');
-    await addService(store, 'S2');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await connect(store, 'S2', 'U1');
-    side.exec(`CREATE TRIGGER fail_second AFTER INSERT ON outbox WHEN (SELECT count(*) FROM outbox) >= 2
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(addDevice(store, 'D1', 'U1')).rejects.toThrow(/injected fault/);
-
-    expect(await store.getDevice('D1')).toBeUndefined();
-    expect(await store.getDeviceState('D1')).toBeUndefined();
-    expect(await store.listUserDevices('U1')).toEqual([]);
-    expect(count('outbox')).toBe(0);
-    expect(count('message_sequences')).toBe(0);
-
-    side.exec('DROP TRIGGER fail_second');
-    await addDevice(store, 'D1', 'U1');
-    expect((await recorded(store, 'S1')).map((m) => m.message.sequence)).toEqual([1]);
-  });
-
-  it('keeps the old status and version when recording the event fails', async () => {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await addDevice(store, 'D1', 'U1');
-    await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
-    side.exec(`CREATE TRIGGER fail_event AFTER INSERT ON outbox WHEN NEW.kind = 'event'
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(store.applyReport('D1', { a: 2 }, { a: 2 }, T0 + 1)).rejects.toThrow(/injected fault/);
-
-    expect(await store.getDeviceState('D1')).toMatchObject({ status: newDevice('D1').status, version: 1 });
-    expect(count('outbox')).toBe(1);
-  });
-
-  it('keeps the registration and subscriptions when recording DEVICE_UNREGISTERED fails', async () => {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await addDevice(store, 'D1', 'U1');
-    await store.addPushSubscription('S1', 'U1', 'D1', T0);
-    side.exec(`CREATE TRIGGER fail_unregistered AFTER INSERT ON outbox WHEN NEW.push_type = 'DEVICE_UNREGISTERED'
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(store.deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
-
-    expect(await store.getUser('U1')).toBeDefined();
-    expect((await store.getDevice('D1'))?.userNumbers).toEqual(['U1']);
-    expect(await store.listPushSubscriptions('S1', 'U1')).toHaveLength(1);
-    expect(await store.getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
-  });
-});
 
 describe('durability', () => {
   it('finds everything again after closing and reopening the file', async () => {
