@@ -34,9 +34,9 @@ interface Schema {
 /** Tables only PostgreSQL has, each for a capability SQLite does not offer (store.ts, StoreCapabilities). */
 const POSTGRES_ONLY_TABLES = ['rate_limit_buckets'];
 /**
- * Columns only PostgreSQL has: the queue heads its claims keep per (service, device), so that nodes
- * claiming together never wait for each other (postgres-delivery.ts). The delivery algorithms of the
- * two databases differ on purpose.
+ * Columns only PostgreSQL has: each queue's count of open messages and whether it waits for its head,
+ * kept under the queue's row so that nodes record and claim together (migrations/003_queue_heads.sql).
+ * The delivery algorithms of the two databases differ on purpose.
  */
 const POSTGRES_ONLY_COLUMNS: Record<string, string[]> = { message_sequences: ['headless', 'open_messages'] };
 
