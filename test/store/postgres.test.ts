@@ -1,8 +1,8 @@
 /**
- * The store contract on PostgreSQL, unchanged (with its fault hook: a trigger from a side connection),
- * and what it cannot reach through the Store interface: migrations under concurrency, pool settings, nodes racing on one
- * database (sequences, limits, claims, notifications), and messages in delivery states. A side connection plays the part of a fault or of the
- * delivery engine. Skipped, with a message saying why, when PostgreSQL is not reachable.
+ * The store contract on PostgreSQL, unchanged, with its side connection (faults, delivery states);
+ * and what it cannot reach through the Store interface: migrations under concurrency, pool settings,
+ * nodes racing on one database (sequences, limits, claims, notifications). Skipped, with a message
+ * saying why, when PostgreSQL is not reachable.
  */
 import type pg from 'pg';
 import { Registry } from 'prom-client';
@@ -15,7 +15,7 @@ import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
-import type { StoreFaults } from './contract/faults.js';
+import type { SideConnection } from './contract/side.js';
 import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from './contract/world.js';
 
 const adminUrl = postgresAdminUrl();
@@ -37,7 +37,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
 
   /** Another connection to the database, for one call: a fault, or the delivery engine. */
   const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
-  const faults: StoreFaults = {
+  const beside: SideConnection = {
     async failMessagesWhere(condition) {
       await side((c) =>
         c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
@@ -50,9 +50,33 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     async count(table) {
       return side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
     },
+    async settle(messageId, status, attempts, deliveredAt) {
+      await side((c) =>
+        c.query(
+          `UPDATE outbox SET status = $1, attempts = $2, delivered_at = $3, lease_owner = 'node-a', lease_expires_at = $4, fencing_token = 7
+           WHERE message_id = $5`,
+          [status, attempts, deliveredAt, T0 + HOUR, messageId],
+        ),
+      );
+    },
+    async addAttempt(a) {
+      await side((c) =>
+        c.query('INSERT INTO delivery_attempts VALUES ($1, $2, $3, $4, $5, $6, $7)', [a.messageId, a.attempt, a.startedAt, a.durationMs, a.responseStatus, a.responseBody, a.error]),
+      );
+    },
+    async lease(messageId) {
+      const rows = await side(
+        async (c) =>
+          (await c.query<{ owner: string | null; expiresAt: number | null; fencingToken: number }>(
+            'SELECT lease_owner AS "owner", lease_expires_at AS "expiresAt", fencing_token AS "fencingToken" FROM outbox WHERE message_id = $1',
+            [messageId],
+          )).rows,
+      );
+      return rows[0]!;
+    },
   };
 
-  storeContract('PostgreSQL', open, faults);
+  storeContract('PostgreSQL', open, beside);
 
   describe('beside the contract', () => {
     let store: Store;
@@ -61,7 +85,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     });
     afterEach(() => store.close());
 
-    const { count } = faults;
+    const { count } = beside;
 
     describe('migrations', () => {
       it('ship as numbered files starting with 001_init.sql, recorded once each', async () => {
@@ -412,67 +436,6 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(await Promise.all([store.unregisterDevice('D1', 'U1', T0 + 1), other.unregisterDevice('D1', 'U2', T0 + 1)])).toEqual([true, true]);
         expect(await store.getDevice('D1')).toBeUndefined();
         expect(await count('devices')).toBe(0);
-      });
-    });
-
-    describe('messages in delivery states', () => {
-      /** Three DEVICE_PUSH messages to S1, oldest first. */
-      async function threePushes(): Promise<string[]> {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1', false);
-        await addDevice(store, 'D1', 'U1');
-        await store.addPushSubscription('S1', 'U1', 'D1', T0);
-        for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store.recordPush('D1', 'WASHING_IS_COMPLETE', at);
-        return (await recorded(store, 'S1')).map((m) => m.message.messageId);
-      }
-
-      /** What the delivery engine would do: settle a message, as if a node still held its lease. */
-      const setState = (messageId: string, status: string, attempts: number, deliveredAt: number | null = null) =>
-        side((c) =>
-          c.query(
-            `UPDATE outbox SET status = $1, attempts = $2, delivered_at = $3, lease_owner = 'node-a', lease_expires_at = $4, fencing_token = 7
-             WHERE message_id = $5`,
-            [status, attempts, deliveredAt, T0 + HOUR, messageId],
-          ),
-        );
-
-      it('lists the attempts of the given messages, by message then attempt, times to the microsecond', async () => {
-        const [a, b, c] = (await threePushes()).sort();
-        const insert = (messageId: string | undefined, attempt: number, startedAt: number, durationMs: number, status: number | null, body: string | null, error: string | null) =>
-          side((client) =>
-            client.query('INSERT INTO delivery_attempts VALUES ($1, $2, $3, $4, $5, $6, $7)', [messageId, attempt, startedAt, durationMs, status, body, error]),
-          );
-        await insert(b, 2, T0 + 20, 12.5, 200, 'ok', null);
-        await insert(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms');
-        await insert(a, 1, T0 + 5, 3, 503, 'busy', null);
-        await insert(c, 1, T0 + 30, 3, 503, 'busy', null);
-        expect(await store.listAttempts([b ?? '', a ?? ''])).toEqual([
-          { messageId: a, attempt: 1, startedAt: T0 + 5, durationMs: 3, responseStatus: 503, responseBody: 'busy', error: null },
-          { messageId: b, attempt: 1, startedAt: T0 + 10, durationMs: 10000, responseStatus: null, responseBody: null, error: 'timeout after 10000 ms' },
-          { messageId: b, attempt: 2, startedAt: T0 + 20, durationMs: 12.5, responseStatus: 200, responseBody: 'ok', error: null },
-        ]);
-      });
-
-      it('resends a delivered message: pending, due now, lease cleared and fenced, attempts kept', async () => {
-        const [a] = await threePushes();
-        await setState(a ?? '', 'delivered', 1, T0 + 10);
-        expect(await store.resendMessage(a ?? '', T0 + 100)).toBe(true);
-        expect(await store.getMessage(a ?? '')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
-        const lease = await side(async (c) => (await c.query('SELECT lease_owner, lease_expires_at, fencing_token FROM outbox WHERE message_id = $1', [a])).rows);
-        expect(lease).toEqual([{ lease_owner: null, lease_expires_at: null, fencing_token: 8 }]);
-      });
-
-      it('recovers the failed messages of a service created since a time', async () => {
-        const ids = await threePushes();
-        for (const id of ids) await setState(id, 'failed', 8);
-        expect(await store.recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
-        const states = (await recorded(store, 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
-        expect(states).toEqual([
-          ['failed', T0 + 1],
-          ['pending', T0 + 100],
-          ['pending', T0 + 100],
-        ]);
       });
     });
 

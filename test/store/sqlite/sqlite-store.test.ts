@@ -1,6 +1,6 @@
 /**
  * What the contract cannot reach through the Store interface alone: a store reopened from its file,
- * messages in delivery states only the delivery engine sets, and group commit.
+ * and group commit.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, HOUR, recorded, T0 } from '../contract/world.js';
+import { addDevice, addService, addUser, connect, HOUR, T0 } from '../contract/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -79,70 +79,6 @@ describe('durability', () => {
     // The order continues where it stopped.
     await store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 6);
     expect((await store.listMessages('S1', { limit: 1 }))[0]?.sequence).toBe(4);
-  });
-});
-
-describe('messages in delivery states', () => {
-  /** Three DEVICE_PUSH messages to S1, oldest first. */
-  async function threePushes(): Promise<string[]> {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1', false);
-    await addDevice(store, 'D1', 'U1');
-    await store.addPushSubscription('S1', 'U1', 'D1', T0);
-    for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store.recordPush('D1', 'WASHING_IS_COMPLETE', at);
-    return (await recorded(store, 'S1')).map((m) => m.message.messageId);
-  }
-
-  /** What the delivery engine would do: settle a message, as if a node still held its lease. */
-  function setState(messageId: string, status: string, attempts: number, deliveredAt: number | null = null): void {
-    side
-      .prepare(`UPDATE outbox SET status = ?, attempts = ?, delivered_at = ?, lease_owner = 'node-a', lease_expires_at = ?, fencing_token = 7
-                WHERE message_id = ?`)
-      .run(status, attempts, deliveredAt, T0 + HOUR, messageId);
-  }
-
-  it('lists the attempts of the given messages, by message then attempt', async () => {
-    const [a, b, c] = await threePushes();
-    const insert = side.prepare(
-      `INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    insert.run(b, 2, T0 + 20, 12.5, 200, 'ok', null);
-    insert.run(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms');
-    insert.run(c, 1, T0 + 30, 3, 503, 'busy', null);
-    const attempts = await store.listAttempts([b ?? '', a ?? '']);
-    expect(attempts).toEqual([
-      { messageId: b, attempt: 1, startedAt: T0 + 10, durationMs: 10000, responseStatus: null, responseBody: null, error: 'timeout after 10000 ms' },
-      { messageId: b, attempt: 2, startedAt: T0 + 20, durationMs: 12.5, responseStatus: 200, responseBody: 'ok', error: null },
-    ]);
-  });
-
-  it('resends a delivered or failed message: pending, due now, lease cleared and fenced, attempts kept', async () => {
-    const [a, b] = await threePushes();
-    setState(a ?? '', 'delivered', 1, T0 + 10);
-    setState(b ?? '', 'failed', 8);
-    expect(await store.resendMessage(a ?? '', T0 + 100)).toBe(true);
-    expect(await store.getMessage(a ?? '')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
-    expect(side.prepare('SELECT lease_owner, lease_expires_at, fencing_token FROM outbox WHERE message_id = ?').get(a)).toEqual({
-      lease_owner: null,
-      lease_expires_at: null,
-      fencing_token: 8,
-    });
-  });
-
-  it('recovers the failed messages of a service created since a time', async () => {
-    const [a, b, c] = await threePushes();
-    for (const id of [a, b, c]) setState(id ?? '', 'failed', 8);
-    expect(await store.recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
-    const states = (await recorded(store, 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
-    expect(states).toEqual([
-      ['failed', T0 + 1],
-      ['pending', T0 + 100],
-      ['pending', T0 + 100],
-    ]);
-    expect(await store.listMessages('S1', { status: 'failed' })).toHaveLength(1);
-    expect(await store.recoverFailed('S2', 0, T0)).toBe(0);
   });
 });
 
