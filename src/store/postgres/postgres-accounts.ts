@@ -186,18 +186,7 @@ async function revokeTokens(sql: Sql, where: string, params: string[], at: numbe
 /** The accounts area on PostgreSQL. */
 export function postgresAccounts(sql: Sql): AccountsArea {
   return area(sql, {
-    createService,
-    getService,
-    listServices,
-    updateService,
-    rotateWebhookSecret,
-    createUser,
-    getUser,
-    deleteUser,
-    createToken,
-    getToken,
-    getConnection,
-    markDeviceListLoaded,
-    disconnect,
+    createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
+    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
   });
 }

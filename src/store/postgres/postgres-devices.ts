@@ -246,18 +246,7 @@ async function listenersOf(sql: Sql, userNumbers: string[]): Promise<Listener[]>
 /** The devices area on PostgreSQL. */
 export function postgresDevices(sql: Sql): DevicesArea {
   return area(sql, {
-    registerDevice,
-    shareDevice,
-    unregisterDevice,
-    renameDevice,
-    getDevice,
-    listUserDevices,
-    listVirtualDevices,
-    getDeviceState,
-    getDeviceStatusJson,
-    applyReport,
-    recordPush,
-    setOnline,
-    countOnlineDevices,
+    registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
+    getDeviceState, getDeviceStatusJson, applyReport, recordPush, setOnline, countOnlineDevices,
   });
 }

@@ -132,13 +132,7 @@ async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<n
 /** The subscriptions area on PostgreSQL. */
 export function postgresSubscriptions(sql: Sql): SubscriptionsArea {
   return area(sql, {
-    listPushSubscriptions,
-    addPushSubscription,
-    removePushSubscription,
-    listEventSubscriptions,
-    upsertEventSubscription,
-    removeEventSubscription,
-    reportableDeviceIds,
-    deleteExpiredEventSubscriptions,
+    listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
   });
 }

@@ -185,18 +185,7 @@ function revokeTokens(sql: Sql, where: string, params: string[], at: number): vo
 /** The accounts area on SQLite. */
 export function sqliteAccounts(sql: Sql): AccountsArea {
   return area(sql, {
-    createService,
-    getService,
-    listServices,
-    updateService,
-    rotateWebhookSecret,
-    createUser,
-    getUser,
-    deleteUser,
-    createToken,
-    getToken,
-    getConnection,
-    markDeviceListLoaded,
-    disconnect,
+    createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
+    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
   });
 }

@@ -126,13 +126,7 @@ function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
 /** The subscriptions area on SQLite. */
 export function sqliteSubscriptions(sql: Sql): SubscriptionsArea {
   return area(sql, {
-    listPushSubscriptions,
-    addPushSubscription,
-    removePushSubscription,
-    listEventSubscriptions,
-    upsertEventSubscription,
-    removeEventSubscription,
-    reportableDeviceIds,
-    deleteExpiredEventSubscriptions,
+    listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
   });
 }
