@@ -3,7 +3,7 @@
  * batches, endpoint health and held messages. The rules are on DeliveryStore in store.ts.
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
-import { area, type Sql } from './database.js';
+import type { Sql } from './database.js';
 import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 import type { DeliveryArea } from '../areas/delivery.js';
@@ -314,7 +314,17 @@ function outboxStats(sql: Sql): OutboxStats {
   return { pending: count('pending'), delivering: count('delivering'), held: count('held'), oldestPendingAt: open.length ? Math.min(...open) : null };
 }
 
-/** The delivery area on SQLite: claims and outcomes of the one node. */
+/**
+ * The delivery area on SQLite: claims and outcomes of the one node. Written out, not bound by
+ * `area()`: claims and outcomes are the dispatcher's hot path, and each stays one direct call.
+ */
 export function sqliteDelivery(sql: Sql): DeliveryArea {
-  return area(sql, { claimDeliveries, recordAttempts, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
+  return {
+    claimDeliveries: async (request) => claimDeliveries(sql, request),
+    recordAttempts: async (attempts, now, disableAfterFailingMs) => recordAttempts(sql, attempts, now, disableAfterFailingMs),
+    getEndpointHealth: async (serviceId) => getEndpointHealth(sql, serviceId),
+    enableEndpoint: async (serviceId, now) => enableEndpoint(sql, serviceId, now),
+    releaseHeld: async (now, serviceId) => releaseHeld(sql, now, serviceId),
+    outboxStats: async () => outboxStats(sql),
+  };
 }
