@@ -1,6 +1,6 @@
 /**
  * Delivery (DESIGN C, F): leases, outcomes, endpoint health and held messages, for any number of
- * dispatchers on one database. The rules are on DeliveryStore; what is PostgreSQL's own is how
+ * dispatchers on one database. The rules are on DeliveryArea (areas/delivery.ts); what is PostgreSQL's own is how
  * nodes share the outbox: claims lock with FOR UPDATE SKIP LOCKED, so two nodes never lease one
  * message and neither waits for the other, and outcomes lock the message they settle. A claim
  * judges order by what had committed when it began: a message an admin resends meanwhile may be
@@ -190,7 +190,7 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
 }
 
 /**
- * Every outcome of a batch in one statement (STYLE habit 8), with the rules of DeliveryStore. Each
+ * Every outcome of a batch in one statement (STYLE habit 8), with the rules of DeliveryArea. Each
  * message's lease is locked and checked: a claim taking back an expired lease waits for this, then
  * finds it settled; an outcome under another token is fenced. The endpoint's health is walked in
  * the batch's order within each service, as if the outcomes came one by one: a success clears the

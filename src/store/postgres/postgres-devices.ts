@@ -19,7 +19,7 @@ import type { Device, DeviceState, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages } from './postgres-outbox.js';
 import { allowsType } from './postgres-subscriptions.js';
-import type { DevicesArea } from '../areas/devices.js';
+import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
 const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
@@ -131,7 +131,7 @@ async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState |
   return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
 }
 
-async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined> {
+async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<DeviceStatusJson | undefined> {
   const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
   return row && { statusJson: row.status, version: row.version, online: row.online };
 }

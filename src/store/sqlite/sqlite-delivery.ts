@@ -1,6 +1,6 @@
 /**
  * What the delivery engine does with the outbox (DESIGN C): leases with fencing tokens, outcomes in
- * batches, endpoint health and held messages. The rules are on DeliveryStore in store.ts.
+ * batches, endpoint health and held messages. The rules are on DeliveryArea in areas/delivery.ts.
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';

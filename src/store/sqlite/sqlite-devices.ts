@@ -16,7 +16,7 @@ import type { Sql } from './database.js';
 import { recordMessages } from './sqlite-outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
 import { allowsType } from './sqlite-subscriptions.js';
-import type { DevicesArea } from '../areas/devices.js';
+import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
@@ -153,7 +153,7 @@ function getDeviceState(sql: Sql, deviceId: string): DeviceState | undefined {
   return row && { deviceId, status: parseStatus(row.status), version: row.version, online: row.online === 1 };
 }
 
-function getDeviceStatusJson(sql: Sql, deviceId: string): { statusJson: string; version: number; online: boolean } | undefined {
+function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | undefined {
   const row = sql.one<{ status: string; version: number; online: number }>(DEVICE_STATE, deviceId);
   return row && { statusJson: row.status, version: row.version, online: row.online === 1 };
 }
