@@ -14,7 +14,16 @@ import type { DevicesArea } from './areas/devices.js';
 import type { OutboxArea } from './areas/outbox.js';
 import type { SubscriptionsArea } from './areas/subscriptions.js';
 
-export type Store = StoreLifecycle & AccountsArea & DevicesArea & SubscriptionsArea & OutboxArea & DeliveryArea & { readonly capabilities: StoreCapabilities };
+/**
+ * Adding an area: its interface in areas/<area>.ts, added here; a module per backend returning it
+ * (sqlite/sqlite-<area>.ts, postgres/postgres-<area>.ts), added to each `<backend>-store.ts`.
+ */
+export type Store = StoreLifecycle &
+  AccountsArea &
+  DevicesArea &
+  SubscriptionsArea &
+  OutboxArea &
+  DeliveryArea & { readonly capabilities: StoreCapabilities };
 
 export interface StoreLifecycle {
   /** Runs pending migrations. Idempotent. */
