@@ -25,7 +25,7 @@ import { DeviceClient } from '../src/device-protocol/device-client.js';
 import { newMessageId, systemClock } from '../src/ids.js';
 import { demoCountry } from '../src/regions.js';
 import { openSqliteDatabase } from '../src/store/sqlite/database.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { sqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { ROOT } from './lib/build.js';
 import { cpuSecondsOf } from './lib/proc.js';
 import type { BenchSettings, Figure, Scenario } from './lib/scenario.js';
@@ -54,7 +54,7 @@ async function seed(): Promise<Seeded> {
   const databaseFile = join(directory, 'world.db');
   const db = openSqliteDatabase(databaseFile);
   db.pragma('synchronous = OFF');
-  const store = new SqliteStore(db);
+  const store = sqliteStore(db);
   await store.migrate();
   const config = loadConfig('serve', { ADMIN_TOKEN });
   const ctx = createContext(config, store, systemClock);

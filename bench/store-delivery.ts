@@ -103,7 +103,7 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
 async function round(c: Contender, n: number): Promise<Round> {
   const at = T0 + n * 60_000;
   for (let k = 0; k < PER_DEVICE; k++) for (let i = 0; i < DEVICES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
-  const statementsBefore = c.store.statementsSent?.();
+  const statementsBefore = c.store.capabilities.statementCounts?.statementsSent();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let delivered = 0;
@@ -126,7 +126,7 @@ async function round(c: Contender, n: number): Promise<Round> {
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const statementsAfter = c.store.statementsSent?.();
+  const statementsAfter = c.store.capabilities.statementCounts?.statementsSent();
   if (delivered !== MESSAGES) throw new Error(`${c.label}: delivered ${delivered} of ${MESSAGES}`);
   return {
     deliveriesPerSecond: delivered / seconds,

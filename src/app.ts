@@ -56,7 +56,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   server.server.on('connect', connectRefusal(clock));
   server.server.on('checkExpectation', expectationRefusal(clock));
   const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
-  registerStoreMetrics(metrics.registry, store);
+  registerStoreMetrics(metrics.registry, store.capabilities.statementCounts);
 
   // Bodies are parsed by us so that malformed and too deeply nested JSON answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');

@@ -1,6 +1,7 @@
 /** Prometheus metrics (DESIGN E), one registry per app so that several apps can live in one process (tests). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutboxStats, RetryReason, Store } from './store/store.js';
+import type { OutboxStats } from './store/areas/delivery.js';
+import type { RetryReason, StatementCounts } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -113,16 +114,16 @@ export function createDeliveryMetrics(registry: Registry, collect: { stats: () =
  * `store_statements_total` (issue 6) and `store_transactions_retried_total` (DESIGN J), read from the
  * store at each scrape; only a store that counts them (PostgreSQL) has them.
  */
-export function registerStoreMetrics(registry: Registry, store: Pick<Store, 'statementsSent' | 'transactionsRetried'>): void {
-  if (store.transactionsRetried) registerRetries(registry, store.transactionsRetried.bind(store));
-  if (!store.statementsSent) return;
+export function registerStoreMetrics(registry: Registry, counts: StatementCounts | null): void {
+  if (!counts) return;
+  registerRetries(registry, counts.transactionsRetried);
   let reported = 0;
   new Counter({
     name: 'store_statements_total',
     help: 'SQL statements sent to the database, transaction control and NOTIFY included',
     registers: [registry],
     collect() {
-      const sent = store.statementsSent?.() ?? reported;
+      const sent = counts.statementsSent();
       this.inc(sent - reported);
       reported = sent;
     },

@@ -11,7 +11,7 @@ import { createContext } from '../../src/context.js';
 import { newMessageId, systemClock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { openSqliteDatabase } from '../../src/store/sqlite/database.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { HttpRequest } from './load.js';
 import { ADMIN_TOKEN } from './server.js';
 
@@ -57,7 +57,7 @@ export async function seedWorld(spec: WorldSpec): Promise<World> {
   const db = openSqliteDatabase(databaseFile);
   // Seeding only: the server reopens the file with the store's own settings (synchronous = FULL).
   db.pragma('synchronous = OFF');
-  const store = new SqliteStore(db);
+  const store = sqliteStore(db);
   await store.migrate();
   const config = loadConfig('serve', { ADMIN_TOKEN });
   const ctx = createContext(config, store, systemClock);

@@ -2,7 +2,7 @@
 import { Type, type TSchema } from 'typebox';
 import { DEVICE_TYPES } from '../catalog/index.js';
 import type { ErrorCode } from '../errors.js';
-import type { MessageStatus } from '../store/store.js';
+import type { MessageStatus } from '../core/model.js';
 import { Envelope, errorResponses } from '../api/envelope.js';
 
 /** Codes every admin call can answer with: the admin token, the content type, the body, internal faults. */

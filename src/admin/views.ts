@@ -4,7 +4,7 @@
  */
 import type { Static } from 'typebox';
 import type { MessageWithAttempts } from '../core/accounts.js';
-import type { Device, Service } from '../store/store.js';
+import type { Device, Service } from '../core/model.js';
 import type { DeviceView, MessageView, ServiceView } from './schemas.js';
 
 /** Epoch milliseconds as ISO 8601 UTC. */

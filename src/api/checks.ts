@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, isMessageId } from '../ids.js';
 import { isCountryCode, regionOf } from '../regions.js';
-import type { Connection, Device, Service, Store } from '../store/store.js';
+import type { Connection, Device, Service } from '../core/model.js';
+import type { Lookups } from '../core/cache.js';
 
 export interface PartnerHeaders {
   token: string;
@@ -119,7 +120,7 @@ function sameHash(presented: string, stored: string): boolean {
 }
 
 /** The calling service; the same answer for an unknown id and a wrong key. `store` may be a cache in front of it. */
-export async function checkService(store: Pick<Store, 'getService'>, serviceId: string, serviceKeyHash: string): Promise<Service> {
+export async function checkService(store: Pick<Lookups, 'getService'>, serviceId: string, serviceKeyHash: string): Promise<Service> {
   const service = await store.getService(serviceId);
   if (!service || !sameHash(serviceKeyHash, service.keyHash)) throw fail('1301', SERVICE_REFUSED);
   if (!service.enabled) throw fail('1301', `Service ${serviceId} is disabled.`);
@@ -127,7 +128,7 @@ export async function checkService(store: Pick<Store, 'getService'>, serviceId: 
 }
 
 /** The token's user, connected to the calling service. `store` may be a cache in front of it. */
-export async function checkTokenAndConnection(store: Pick<Store, 'getToken' | 'getConnection'>, service: Service, tokenHash: string, now: number): Promise<Connection> {
+export async function checkTokenAndConnection(store: Pick<Lookups, 'getToken' | 'getConnection'>, service: Service, tokenHash: string, now: number): Promise<Connection> {
   const stored = await store.getToken(tokenHash);
   if (!stored || stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
   if (stored.revokedReason === 'disconnected') {
@@ -141,7 +142,7 @@ export async function checkTokenAndConnection(store: Pick<Store, 'getToken' | 'g
 }
 
 /** A device the connected user may operate on through this service. */
-export async function checkDevice(store: Pick<Store, 'getDevice'>, service: Service, connection: Connection, deviceId: string): Promise<Device> {
+export async function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Service, connection: Connection, deviceId: string): Promise<Device> {
   if (!isDeviceId(deviceId)) {
     throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
   }

@@ -7,7 +7,8 @@
  * so that the limit holds across the deployment while a request pays no round trip of its own.
  * Pure apart from the lease, which is passed in, and the clock, whose `now` every call is given.
  */
-import type { RateLease, RateLimit, Store } from '../store/store.js';
+import type { RateLimit } from '../core/model.js';
+import type { RateLease, SharedRateLimit } from '../store/store.js';
 
 /** A bucket's tokens after its last change, and when that was (epoch ms). */
 export interface Bucket {
@@ -18,7 +19,7 @@ export interface Bucket {
 /**
  * Takes up to `want` whole tokens from `bucket`, refilled up to `now` first; returns how many it
  * took. A clock behind the bucket's refills nothing, so nodes whose clocks differ mint no extra
- * tokens. The PostgreSQL lease (src/store/postgres/rate-limit.ts) is the same arithmetic in SQL.
+ * tokens. The PostgreSQL lease (src/store/postgres/postgres-rate-limit.ts) is the same arithmetic in SQL.
  */
 export function takeTokens(bucket: Bucket, want: number, limit: RateLimit, now: number): number {
   bucket.tokens = Math.min(limit.burst, bucket.tokens + (Math.max(0, now - bucket.at) * limit.perSecond) / 1000);
@@ -157,9 +158,9 @@ export class LeasedRateLimiter implements RateLimiter {
  * The limiter of one node: leased from the store's shared buckets where the store has them (several
  * nodes on PostgreSQL), in memory otherwise; none when `limit.perSecond` is 0 (limiting disabled).
  */
-export function rateLimiterFor(limit: RateLimit, store: Pick<Store, 'leaseRateTokens'>, onLeaseError: (error: unknown) => void): RateLimiter | null {
+export function rateLimiterFor(limit: RateLimit, shared: SharedRateLimit | null, onLeaseError: (error: unknown) => void): RateLimiter | null {
   if (limit.perSecond === 0) return null;
-  if (!store.leaseRateTokens) return new LocalRateLimiter(limit);
-  const lease: LeaseTokens = (serviceId, want, now) => store.leaseRateTokens!(serviceId, want, limit, now);
+  if (!shared) return new LocalRateLimiter(limit);
+  const lease: LeaseTokens = (serviceId, want, now) => shared.leaseRateTokens(serviceId, want, limit, now);
   return new LeasedRateLimiter(limit, lease, onLeaseError);
 }

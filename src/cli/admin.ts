@@ -11,7 +11,7 @@ import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { systemClock } from '../ids.js';
 import { openStore } from '../store/index.js';
-import type { MessageStatus } from '../store/store.js';
+import type { MessageStatus } from '../core/model.js';
 import { addSettingOptions, readSettings } from './settings.js';
 
 type Options = Record<string, string | boolean | undefined>;

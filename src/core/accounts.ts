@@ -6,7 +6,9 @@ import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
 import type { Region } from '../config.js';
 import { countriesOf, isCountryCode, regionOf } from '../regions.js';
-import type { DeliveryAttempt, MessageFilter, OutboxMessage, Service, ServicePatch, Store, User } from '../store/store.js';
+import type { DeliveryAttempt, OutboxMessage, Service, ServicePatch, User } from './model.js';
+import type { MessageFilter } from '../store/areas/outbox.js';
+import type { Store } from '../store/store.js';
 import type { LookupInvalidation } from './cache.js';
 
 /** During a rotation, the previous webhook secret keeps signing for this long (DESIGN C). */

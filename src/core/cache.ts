@@ -6,7 +6,8 @@
  * whose caches drop it too. What a process is not told (SQLite has no channel between processes: the
  * admin CLI on the same file) it reads again when the entry expires, within the TTL.
  */
-import type { AccessToken, Connection, Device, LookupChange, Service, Store } from '../store/store.js';
+import type { AccessToken, Connection, Device, Service } from './model.js';
+import type { LookupChange, LookupNotices, Store, StoreCapabilities } from '../store/store.js';
 
 /**
  * How a cache is told that what it may hold changed; each call drops the entries concerned at once,
@@ -28,8 +29,8 @@ export interface LookupInvalidation {
 /** The lookups of the partner checks, with the store's own signatures. */
 export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices'>;
 
-/** What a cache reads through: the lookups, and the store's channel of their changes between processes. */
-export type LookupSource = Lookups & Pick<Store, 'publishLookupChange' | 'watchLookupChanges'>;
+/** What a cache reads through: the lookups, and the store's channel of their changes between processes where it has one. */
+export type LookupSource = Lookups & { readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'> };
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
 const LOOKUP_TTL_MS = 1000;
@@ -112,11 +113,14 @@ export class LookupCache implements Lookups, LookupInvalidation {
   #generation = 0;
   /** Set at the first read; undefined again if watching failed, so that a later read tries again. */
   #watching: Promise<void> | undefined;
+  /** null where one process serves the database: nobody else publishes, nobody else is told. */
+  readonly #notices: LookupNotices | null;
 
   constructor(private readonly store: LookupSource, options: LookupCacheOptions = {}) {
     const ttl = options.ttlMs ?? LOOKUP_TTL_MS;
     const capacity = options.capacity ?? LOOKUP_CAPACITY;
     const now = options.now ?? (() => performance.now());
+    this.#notices = store.capabilities.crossNodeNotify;
     this.#services = new ExpiringMap(ttl, capacity, now);
     this.#tokens = new ExpiringMap(ttl, capacity, now);
     this.#connections = new ExpiringMap(ttl, capacity, now);
@@ -175,7 +179,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
   #changed(change: LookupChange): Promise<void> {
     this.#drop(change);
     // One not told (the database is unreachable) reads it again when its entry expires.
-    return this.store.publishLookupChange(change).catch(() => {});
+    return this.#notices ? this.#notices.publishLookupChange(change).catch(() => {}) : Promise.resolve();
   }
 
   #drop(change: LookupChange): void {
@@ -208,7 +212,8 @@ export class LookupCache implements Lookups, LookupInvalidation {
 
   /** Changes made before watching began were not seen: what was read meanwhile is forgotten once it has. */
   #watch(): void {
-    this.#watching ??= this.store.watchLookupChanges({ changed: (change) => this.#drop(change), missed: () => this.#clear() }).then(
+    if (!this.#notices) return;
+    this.#watching ??= this.#notices.watchLookupChanges({ changed: (change) => this.#drop(change), missed: () => this.#clear() }).then(
       () => this.#clear(),
       () => {
         this.#watching = undefined;

@@ -1,7 +1,7 @@
 /** How a command reaches a device and how its answer comes back (DESIGN A.7.3, B). */
 import type { DeviceStatus, JsonObject } from '../catalog/types.js';
 import type { ErrorCode } from '../errors.js';
-import type { Device } from '../store/store.js';
+import type { Device } from './model.js';
 
 export type CommandOutcome =
   | { ok: true; status: DeviceStatus }

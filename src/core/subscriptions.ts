@@ -4,7 +4,8 @@
  */
 import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
-import type { Connection, EventSubscription, Store } from '../store/store.js';
+import type { Connection, EventSubscription } from './model.js';
+import type { Store } from '../store/store.js';
 
 /** The service and user a subscription belongs to. */
 export type Pair = Pick<Connection, 'serviceId' | 'userNumber'>;

@@ -1,5 +1,5 @@
 /** One attempt of one claimed delivery as pure functions: the request it sends and what its outcome means. */
-import type { AttemptRecord, AttemptVerdict, ClaimedDelivery } from '../store/store.js';
+import type { AttemptRecord, AttemptVerdict, ClaimedDelivery } from '../store/areas/delivery.js';
 import { nextAttemptDelay } from './schedule.js';
 import type { AttemptOutcome } from './sender.js';
 import { signatureHeaders } from './sign.js';

@@ -4,7 +4,7 @@
  * loop runs on any store and tests drive it against real receivers.
  */
 import type { Clock } from '../ids.js';
-import type { AttemptRecord, ClaimedDelivery, ClaimRequest, RecordedStatus } from '../store/store.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, RecordedStatus } from '../store/areas/delivery.js';
 import { attemptRecord, deliveryHeaders, judge } from './attempt.js';
 import type { AttemptOutcome } from './sender.js';
 

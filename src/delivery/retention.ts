@@ -1,6 +1,6 @@
 /** Retention (DESIGN J): delivered and failed messages older than MESSAGE_RETENTION are deleted, a small batch at a time. */
 import { setImmediate } from 'node:timers/promises';
-import type { DeliveryStore } from '../store/store.js';
+import type { OutboxArea } from '../store/areas/outbox.js';
 import { parseDuration } from './schedule.js';
 
 /** Messages per statement: each batch holds its locks (with SQLite, the event loop) about as long as a batch of outcomes. */
@@ -19,7 +19,7 @@ export function parseRetention(text: string): number {
  * a whole backlog). Returns how many.
  */
 export async function sweepOldMessages(
-  store: Pick<DeliveryStore, 'deleteOldMessages'>,
+  store: Pick<OutboxArea, 'deleteOldMessages'>,
   before: number,
   batch: number,
   signal: AbortSignal,

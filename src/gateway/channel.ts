@@ -10,7 +10,7 @@ import { encodeCommand, type CommandResult } from '../device-protocol/codec.js';
 import { topicOf } from '../device-protocol/topics.js';
 import type { ErrorCode } from '../errors.js';
 import { randomId } from '../ids.js';
-import type { Device } from '../store/store.js';
+import type { Device } from '../core/model.js';
 
 /** Publishes at QoS 1; resolves once the broker has the message. */
 export type PublishCommand = (topic: string, payload: string) => Promise<void>;

@@ -7,7 +7,7 @@ import { DEVICE_TYPES } from '../catalog/index.js';
 import type { AppContext } from '../context.js';
 import { hashSecret, secretMatches } from '../ids.js';
 import { demoCountry, regionOf } from '../regions.js';
-import type { Device, Service, User } from '../store/store.js';
+import type { Device, Service, User } from '../core/model.js';
 import type { SandboxCredentials } from './credentials.js';
 
 /** The sandbox token lives 30 days; a re-run issues a new one when less than a day is left. */

@@ -13,7 +13,7 @@ import { DeviceNotRegistered } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
 import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
-import type { Device, DeviceState } from '../store/store.js';
+import type { Device, DeviceState } from '../core/model.js';
 import { ActionRefused, applyAction, CONNECTION_ACTIONS, parseArgs } from './actions.js';
 import { type Outcome, stepDevice } from './device.js';
 import { emptyMemory, type Memory } from './part.js';

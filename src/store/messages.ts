@@ -4,7 +4,7 @@
  */
 import type { DeviceStatus } from '../catalog/types.js';
 import { formatTimestamp } from '../ids.js';
-import type { DeviceType, MessageKind, PushType } from './store.js';
+import type { DeviceType, MessageKind, PushType } from '../core/model.js';
 
 interface Addressed {
   serviceId: string;

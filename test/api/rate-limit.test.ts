@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LEASE_PERIOD_MS, LeasedRateLimiter, LocalRateLimiter, rateLimiterFor, takeTokens, type Bucket, type Decision, type LeaseTokens } from '../../src/api/rate-limit.js';
 import type { Clock } from '../../src/ids.js';
-import type { RateLimit } from '../../src/store/store.js';
+import type { RateLimit } from '../../src/core/model.js';
 import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 describe('a token bucket', () => {
@@ -52,7 +52,7 @@ describe('the limiter a node uses', () => {
 
   it('is none when limiting is disabled, local on a store of one node, leased on a shared one', () => {
     expect(rateLimiterFor({ perSecond: 0, burst: 20 }, shared, () => {})).toBeNull();
-    expect(rateLimiterFor(limit, {}, () => {})).toBeInstanceOf(LocalRateLimiter);
+    expect(rateLimiterFor(limit, null, () => {})).toBeInstanceOf(LocalRateLimiter);
     expect(rateLimiterFor(limit, shared, () => {})).toBeInstanceOf(LeasedRateLimiter);
   });
 });

@@ -28,8 +28,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL?.startsWith('postgres'))('stateme
 
   /** Until the store sent nothing for 100 ms: what the last request set off (a claim, a notification) is done. */
   async function quiet(): Promise<void> {
-    for (let last = -1; last !== t.ctx.store.statementsSent!(); ) {
-      last = t.ctx.store.statementsSent!();
+    for (let last = -1; last !== t.ctx.store.capabilities.statementCounts!.statementsSent(); ) {
+      last = t.ctx.store.capabilities.statementCounts!.statementsSent();
       await sleep(100);
     }
   }
@@ -40,9 +40,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL?.startsWith('postgres'))('stateme
       await send(method, url, warm);
       await quiet();
     }
-    const before = t.ctx.store.statementsSent!();
+    const before = t.ctx.store.capabilities.statementCounts!.statementsSent();
     await send(method, url, payload);
-    return t.ctx.store.statementsSent!() - before;
+    return t.ctx.store.capabilities.statementCounts!.statementsSent() - before;
   }
 
   it('reads in at most one statement, controls in five, six with an event subscription', async () => {

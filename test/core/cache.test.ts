@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExpiringMap, LookupCache, type LookupSource } from '../../src/core/cache.js';
 import { openStore } from '../../src/store/index.js';
-import type { AccessToken, Connection, Device, LookupChange, LookupWatcher, Service, Store } from '../../src/store/store.js';
+import type { AccessToken, Connection, Device, Service } from '../../src/core/model.js';
+import type { LookupChange, LookupWatcher, Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 
 function service(serviceId: string, keyHash = 'hash-1'): Service {
@@ -57,13 +58,17 @@ function fakeStore() {
       reads.lists += 1;
       return lists.get(userNumber) ?? [];
     },
-    async publishLookupChange(change) {
-      published.push(change);
-    },
-    async watchLookupChanges(w) {
-      await watching;
-      watcher = w;
-      return () => {};
+    capabilities: {
+      crossNodeNotify: {
+        async publishLookupChange(change) {
+          published.push(change);
+        },
+        async watchLookupChanges(w) {
+          await watching;
+          watcher = w;
+          return () => {};
+        },
+      },
     },
   };
   return {
@@ -316,9 +321,9 @@ describe.skipIf(unreachable !== undefined)('LookupCache on two nodes of one Post
     const cache = new LookupCache(b, { ttlMs: 3_600_000 });
     // Once watching, the cache keeps S1: reading it again sends nothing to the database.
     const statementsOfARead = async () => {
-      const before = b.statementsSent?.() ?? 0;
+      const before = b.capabilities.statementCounts?.statementsSent() ?? 0;
       await cache.getService('S1');
-      return (b.statementsSent?.() ?? 0) - before;
+      return (b.capabilities.statementCounts?.statementsSent() ?? 0) - before;
     };
     await expect.poll(statementsOfARead).toBe(0);
     return cache;

@@ -1,7 +1,7 @@
 /** The channel router: one channel for Devices, each command going to the channel of its device's kind. */
 import { describe, expect, it } from 'vitest';
 import { ChannelRouter, unreachable, type DeviceChannel } from '../../src/core/channel.js';
-import type { Device } from '../../src/store/store.js';
+import type { Device } from '../../src/core/model.js';
 
 const virtualDevice = { deviceId: 'dev-v', virtual: true } as Device;
 const realDevice = { deviceId: 'dev-r', virtual: false } as Device;

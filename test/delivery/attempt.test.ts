@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { attemptRecord, deliveryHeaders, judge } from '../../src/delivery/attempt.js';
 import type { AttemptOutcome } from '../../src/delivery/sender.js';
 import { newWebhookSecret, verify } from '../../src/delivery/sign.js';
-import type { ClaimedDelivery } from '../../src/store/store.js';
+import type { ClaimedDelivery } from '../../src/store/areas/delivery.js';
 
 const SCHEDULE = [5_000, 300_000];
 const middle = (): number => 0.5;

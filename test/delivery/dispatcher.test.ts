@@ -7,7 +7,8 @@ import { Dispatcher, type DispatcherSettings } from '../../src/delivery/dispatch
 import { createSender, type Sender } from '../../src/delivery/sender.js';
 import { newWebhookSecret } from '../../src/delivery/sign.js';
 import type { Clock } from '../../src/ids.js';
-import type { RecordedStatus, Store } from '../../src/store/store.js';
+import type { RecordedStatus } from '../../src/store/areas/delivery.js';
+import type { Store } from '../../src/store/store.js';
 import { testStore } from '../helpers/app.js';
 import { addDevice, addUser, connect, T0 } from '../store/contract/world.js';
 import { startReceiver, waitFor, type Receiver, type Respond } from './harness.js';

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { Sql } from '../../src/store/sqlite/database.js';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'delivery-upgrade-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +33,7 @@ it('makes the first open message of each device queue claimable after the upgrad
   message('b2', 'B', 2, 'pending');
   old.db.close();
 
-  const store = SqliteStore.open(file);
+  const store = openSqliteStore(file);
   await store.migrate();
   const claimed = await store.claimDeliveries({ owner: 'o', now: 100, leaseMs: 1000, limit: 10, perEndpointLimit: 10, inFlight: {} });
   expect(claimed.map((c) => c.message.messageId)).toEqual(['a2', 'b2']);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getModel } from '../../src/catalog/index.js';
 import { decodeCommand } from '../../src/device-protocol/codec.js';
 import { MqttCommandChannel } from '../../src/gateway/channel.js';
-import type { Device } from '../../src/store/store.js';
+import type { Device } from '../../src/core/model.js';
 
 const model = getModel('DEVICE_DEHUMIDIFIER')!;
 const device: Device = {

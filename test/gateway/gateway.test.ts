@@ -5,7 +5,7 @@ import { connectAsync, type IClientOptions } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
-import type { PushType } from '../../src/store/store.js';
+import type { PushType } from '../../src/core/model.js';
 import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
 
 const MOSQUITTO_UP = await mosquittoReachable();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type GatewayDeps } from '../../src/gateway/index.js';
-import type { Device } from '../../src/store/store.js';
+import type { Device } from '../../src/core/model.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const deps = (settings: Record<string, string>): GatewayDeps => ({

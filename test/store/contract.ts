@@ -1,6 +1,7 @@
 /**
  * The store contract: one suite every Store implementation runs unchanged (STYLE habit 4), each
- * test on a fresh store from `open`.
+ * test on a fresh store from `open`; `side` reaches that store's database from another connection,
+ * where there can be one (not a SQLite database in memory).
  */
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
@@ -10,9 +11,10 @@ import { fanoutContract } from './contract/fanout.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { retentionContract } from './contract/retention.js';
+import { deliveryStatesContract, faultsContract, type SideConnection } from './contract/side.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
-export function storeContract(name: string, open: () => Promise<Store>): void {
+export function storeContract(name: string, open: () => Promise<Store>, side?: SideConnection): void {
   describe(`Store contract on ${name}`, () => {
     describe('accounts', () => accountsContract(open));
     describe('devices', () => devicesContract(open));
@@ -21,5 +23,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     describe('outbox', () => outboxContract(open));
     describe('outbox delivery', () => outboxDeliveryContract(open));
     describe('outbox retention', () => retentionContract(open));
+    if (side) {
+      describe('a change and its messages commit together or not at all', () => faultsContract(open, side));
+      describe('messages in delivery states', () => deliveryStatesContract(open, side));
+    }
   });
 }

@@ -1,8 +1,8 @@
 /**
- * The store contract on PostgreSQL, unchanged, and what it cannot reach through the Store interface:
- * migrations under concurrency, pool settings, a transaction failing midway, nodes racing on one
- * database (sequences, limits, claims, notifications), and messages in delivery states. A side connection plays the part of a fault or of the
- * delivery engine. Skipped, with a message saying why, when PostgreSQL is not reachable.
+ * The store contract on PostgreSQL, unchanged, with its side connection (faults, delivery states);
+ * and what it cannot reach through the Store interface: migrations under concurrency, pool settings,
+ * nodes racing on one database (sequences, limits, claims, notifications). Skipped, with a message
+ * saying why, when PostgreSQL is not reachable.
  */
 import type pg from 'pg';
 import { Registry } from 'prom-client';
@@ -15,6 +15,7 @@ import { openPool, poolSettings } from '../../src/store/postgres/pool.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 import { storeContract } from './contract.js';
+import type { SideConnection } from './contract/side.js';
 import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from './contract/world.js';
 
 const adminUrl = postgresAdminUrl();
@@ -34,7 +35,48 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     return openStore(db.url);
   };
 
-  storeContract('PostgreSQL', open);
+  /** Another connection to the database, for one call: a fault, or the delivery engine. */
+  const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
+  const beside: SideConnection = {
+    async failMessagesWhere(condition) {
+      await side((c) =>
+        c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+                 CREATE TRIGGER injected_fault BEFORE INSERT ON outbox FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION injected_fault()`),
+      );
+    },
+    async clear() {
+      await side((c) => c.query('DROP TRIGGER IF EXISTS injected_fault ON outbox; DROP FUNCTION IF EXISTS injected_fault()'));
+    },
+    async count(table) {
+      return side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
+    },
+    async settle(messageId, status, attempts, deliveredAt) {
+      await side((c) =>
+        c.query(
+          `UPDATE outbox SET status = $1, attempts = $2, delivered_at = $3, lease_owner = 'node-a', lease_expires_at = $4, fencing_token = 7
+           WHERE message_id = $5`,
+          [status, attempts, deliveredAt, T0 + HOUR, messageId],
+        ),
+      );
+    },
+    async addAttempt(a) {
+      await side((c) =>
+        c.query('INSERT INTO delivery_attempts VALUES ($1, $2, $3, $4, $5, $6, $7)', [a.messageId, a.attempt, a.startedAt, a.durationMs, a.responseStatus, a.responseBody, a.error]),
+      );
+    },
+    async lease(messageId) {
+      const rows = await side(
+        async (c) =>
+          (await c.query<{ owner: string | null; expiresAt: number | null; fencingToken: number }>(
+            'SELECT lease_owner AS "owner", lease_expires_at AS "expiresAt", fencing_token AS "fencingToken" FROM outbox WHERE message_id = $1',
+            [messageId],
+          )).rows,
+      );
+      return rows[0]!;
+    },
+  };
+
+  storeContract('PostgreSQL', open, beside);
 
   describe('beside the contract', () => {
     let store: Store;
@@ -43,9 +85,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     });
     afterEach(() => store.close());
 
-    const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
-    const count = async (table: string): Promise<number> =>
-      side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
+    const { count } = beside;
 
     describe('migrations', () => {
       it('ship as numbered files starting with 001_init.sql, recorded once each', async () => {
@@ -125,7 +165,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
     });
 
     describe('statements sent', () => {
-      const sent = () => store.statementsSent?.() ?? Number.NaN;
+      const sent = () => store.capabilities.statementCounts?.statementsSent() ?? Number.NaN;
 
       it('counts every statement, transaction control included', async () => {
         let before = sent();
@@ -167,7 +207,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
 
       it('are scraped as store_statements_total', async () => {
         const registry = new Registry();
-        registerStoreMetrics(registry, store);
+        registerStoreMetrics(registry, store.capabilities.statementCounts);
         await store.ping();
         const scraped = async () => (await registry.getSingleMetric('store_statements_total')?.get())?.values[0]?.value;
         expect(await scraped()).toBe(sent());
@@ -211,52 +251,6 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         });
         expect(answer).toMatch(/terminat/);
         await expect(call(store)).resolves.toBeDefined();
-      });
-    });
-
-    describe('a change and its messages commit together or not at all', () => {
-      // The tables outlive this test: the fault must not reach the next one.
-      afterEach(() => side((c) => c.query('DROP TRIGGER IF EXISTS fail_message ON outbox; DROP FUNCTION IF EXISTS injected_fault()')));
-
-      /** Makes inserting the outbox row for `serviceId` fail. */
-      const failMessagesTo = (serviceId: string) =>
-        side((c) =>
-          c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
-                   CREATE TRIGGER fail_message BEFORE INSERT ON outbox FOR EACH ROW WHEN (NEW.service_id = '${serviceId}')
-                   EXECUTE FUNCTION injected_fault()`),
-        );
-
-      it('leaves no device, message or sequence behind when recording the second message fails', async () => {
-        await addService(store, 'S1');
-        await addService(store, 'S2');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        await connect(store, 'S2', 'U1');
-        await failMessagesTo('S2');
-
-        await expect(addDevice(store, 'D1', 'U1')).rejects.toThrow(/injected fault/);
-
-        expect(await store.getDevice('D1')).toBeUndefined();
-        expect(await store.getDeviceState('D1')).toBeUndefined();
-        expect(await store.listUserDevices('U1')).toEqual([]);
-        expect(await count('outbox')).toBe(0);
-        expect(await count('message_sequences')).toBe(0);
-      });
-
-      it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        await addDevice(store, 'D1', 'U1');
-        await store.addPushSubscription('S1', 'U1', 'D1', T0);
-        await failMessagesTo('S1');
-
-        await expect(store.deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
-
-        expect(await store.getUser('U1')).toBeDefined();
-        expect((await store.getDevice('D1'))?.userNumbers).toEqual(['U1']);
-        expect(await store.listPushSubscriptions('S1', 'U1')).toHaveLength(1);
-        expect(await store.getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
       });
     });
 
@@ -442,67 +436,6 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(await Promise.all([store.unregisterDevice('D1', 'U1', T0 + 1), other.unregisterDevice('D1', 'U2', T0 + 1)])).toEqual([true, true]);
         expect(await store.getDevice('D1')).toBeUndefined();
         expect(await count('devices')).toBe(0);
-      });
-    });
-
-    describe('messages in delivery states', () => {
-      /** Three DEVICE_PUSH messages to S1, oldest first. */
-      async function threePushes(): Promise<string[]> {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1', false);
-        await addDevice(store, 'D1', 'U1');
-        await store.addPushSubscription('S1', 'U1', 'D1', T0);
-        for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store.recordPush('D1', 'WASHING_IS_COMPLETE', at);
-        return (await recorded(store, 'S1')).map((m) => m.message.messageId);
-      }
-
-      /** What the delivery engine would do: settle a message, as if a node still held its lease. */
-      const setState = (messageId: string, status: string, attempts: number, deliveredAt: number | null = null) =>
-        side((c) =>
-          c.query(
-            `UPDATE outbox SET status = $1, attempts = $2, delivered_at = $3, lease_owner = 'node-a', lease_expires_at = $4, fencing_token = 7
-             WHERE message_id = $5`,
-            [status, attempts, deliveredAt, T0 + HOUR, messageId],
-          ),
-        );
-
-      it('lists the attempts of the given messages, by message then attempt, times to the microsecond', async () => {
-        const [a, b, c] = (await threePushes()).sort();
-        const insert = (messageId: string | undefined, attempt: number, startedAt: number, durationMs: number, status: number | null, body: string | null, error: string | null) =>
-          side((client) =>
-            client.query('INSERT INTO delivery_attempts VALUES ($1, $2, $3, $4, $5, $6, $7)', [messageId, attempt, startedAt, durationMs, status, body, error]),
-          );
-        await insert(b, 2, T0 + 20, 12.5, 200, 'ok', null);
-        await insert(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms');
-        await insert(a, 1, T0 + 5, 3, 503, 'busy', null);
-        await insert(c, 1, T0 + 30, 3, 503, 'busy', null);
-        expect(await store.listAttempts([b ?? '', a ?? ''])).toEqual([
-          { messageId: a, attempt: 1, startedAt: T0 + 5, durationMs: 3, responseStatus: 503, responseBody: 'busy', error: null },
-          { messageId: b, attempt: 1, startedAt: T0 + 10, durationMs: 10000, responseStatus: null, responseBody: null, error: 'timeout after 10000 ms' },
-          { messageId: b, attempt: 2, startedAt: T0 + 20, durationMs: 12.5, responseStatus: 200, responseBody: 'ok', error: null },
-        ]);
-      });
-
-      it('resends a delivered message: pending, due now, lease cleared and fenced, attempts kept', async () => {
-        const [a] = await threePushes();
-        await setState(a ?? '', 'delivered', 1, T0 + 10);
-        expect(await store.resendMessage(a ?? '', T0 + 100)).toBe(true);
-        expect(await store.getMessage(a ?? '')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
-        const lease = await side(async (c) => (await c.query('SELECT lease_owner, lease_expires_at, fencing_token FROM outbox WHERE message_id = $1', [a])).rows);
-        expect(lease).toEqual([{ lease_owner: null, lease_expires_at: null, fencing_token: 8 }]);
-      });
-
-      it('recovers the failed messages of a service created since a time', async () => {
-        const ids = await threePushes();
-        for (const id of ids) await setState(id, 'failed', 8);
-        expect(await store.recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
-        const states = (await recorded(store, 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
-        expect(states).toEqual([
-          ['failed', T0 + 1],
-          ['pending', T0 + 100],
-          ['pending', T0 + 100],
-        ]);
       });
     });
 

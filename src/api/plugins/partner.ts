@@ -17,7 +17,7 @@ import type {
 } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
-import type { Connection, Device, Service } from '../../store/store.js';
+import type { Connection, Device, Service } from '../../core/model.js';
 import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders } from '../checks.js';
 import { rateLimiterFor } from '../rate-limit.js';
 
@@ -72,7 +72,7 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
   const { config, store, clock, lookups } = ctx;
   return async (app) => {
     const limit = { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst };
-    const limiter = rateLimiterFor(limit, store, (error) => {
+    const limiter = rateLimiterFor(limit, store.capabilities.sharedRateLimit, (error) => {
       app.log.warn({ err: error }, 'rate limits: a lease from the shared bucket failed; this node limits alone until the next');
     });
     // Services, tokens, connections and devices are read through the context's cache (src/core/cache.ts).

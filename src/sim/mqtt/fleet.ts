@@ -16,7 +16,7 @@ import type { JsonObject } from '../../catalog/types.js';
 import { DeviceClient, type CommandReply } from '../../device-protocol/device-client.js';
 import { fail } from '../../errors.js';
 import { systemClock } from '../../ids.js';
-import type { Device } from '../../store/store.js';
+import type { Device } from '../../core/model.js';
 import { timerScheduler, type Scheduler } from '../scheduler.js';
 import { Simulator } from '../simulator.js';
 import { LocalDevices, type DeviceCredentials } from './local-devices.js';

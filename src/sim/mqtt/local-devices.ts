@@ -14,7 +14,7 @@ import { encodeConnection } from '../../device-protocol/codec.js';
 import type { DeviceClient } from '../../device-protocol/device-client.js';
 import { topicOf } from '../../device-protocol/topics.js';
 import { fail } from '../../errors.js';
-import type { Device, DeviceState } from '../../store/store.js';
+import type { Device, DeviceState } from '../../core/model.js';
 
 /** What a device needs to connect: its id and secret (from registration), and what it is. */
 export interface DeviceCredentials {

@@ -173,3 +173,18 @@ export class Sql {
     return db.query(values.length > 0 ? { text, values, name: preparedName(text) } : { text });
   }
 }
+
+/** An area's operations as written here: over the pool (or a transaction) given first. */
+type Operations = Record<string, (sql: Sql, ...args: never[]) => Promise<unknown>>;
+
+/** The operations as the area's methods, over the pool. */
+export type Area<Ops extends Operations> = {
+  [K in keyof Ops]: Ops[K] extends (sql: Sql, ...args: infer A) => infer R ? (...args: A) => R : never;
+};
+
+/** Binds each operation to `sql`; a bound function adds no promise or call of its own. */
+export function area<Ops extends Operations>(sql: Sql, operations: Ops): Area<Ops> {
+  const bound: Record<string, unknown> = {};
+  for (const [name, operation] of Object.entries(operations)) bound[name] = operation.bind(undefined, sql);
+  return bound as Area<Ops>;
+}

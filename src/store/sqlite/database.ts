@@ -81,3 +81,18 @@ export class Sql {
     return statement;
   }
 }
+
+/** An area's operations as written here: synchronous, over the database given first. */
+type Operations = Record<string, (sql: Sql, ...args: never[]) => unknown>;
+
+/** The operations as the area's methods: the database given, each result (or throw) as a settled promise. */
+export type Area<Ops extends Operations> = {
+  [K in keyof Ops]: Ops[K] extends (sql: Sql, ...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/** Binds each operation to `sql`: the one place where the store's synchronous work becomes its promises. */
+export function area<Ops extends Operations>(sql: Sql, operations: Ops): Area<Ops> {
+  const bound: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const [name, operation] of Object.entries(operations)) bound[name] = async (...args) => operation(sql, ...args);
+  return bound as Area<Ops>;
+}

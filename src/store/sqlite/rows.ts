@@ -1,19 +1,6 @@
 /** Rows as SQLite returns them, and their conversion to the store's types. */
 import type { DeviceStatus } from '../../catalog/types.js';
-import type {
-  AccessToken,
-  Connection,
-  DeliveryAttempt,
-  Device,
-  DeviceType,
-  MessageKind,
-  MessageStatus,
-  OutboxMessage,
-  PushType,
-  Service,
-  User,
-  WebhookSecret,
-} from '../store.js';
+import type { AccessToken, Connection, DeliveryAttempt, Device, DeviceType, MessageKind, MessageStatus, OutboxMessage, PushType, Service, User, WebhookSecret } from '../../core/model.js';
 
 export interface ServiceRow {
   service_id: string;

@@ -1,268 +1,51 @@
 /**
- * The Store on SQLite (better-sqlite3) for one node. The driver is synchronous, so each method does
- * its work at once and returns a settled promise; every multi-step change is one transaction.
+ * The Store on SQLite (better-sqlite3) for one node: its areas composed over one connection. The
+ * driver is synchronous, so each call does its work at once and returns a settled promise; every
+ * multi-step change is one transaction. One process serves the file, so none of the capabilities of
+ * a shared database is here.
  */
 import type Database from 'better-sqlite3';
-import type { DeviceStatus } from '../../catalog/types.js';
-import type {
-  AccessToken,
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimRequest,
-  Connection,
-  DeliveryAttempt,
-  Device,
-  DeviceState,
-  EndpointHealth,
-  EventSubscribeResult,
-  EventSubscription,
-  LookupChange,
-  LookupWatcher,
-  MessageFilter,
-  NewDevice,
-  NewService,
-  OutboxMessage,
-  OutboxStats,
-  PushSubscription,
-  RecordedStatus,
-  Service,
-  ServicePatch,
-  Store,
-  User,
-} from '../store.js';
-import * as accounts from './accounts.js';
+import type { Store, StoreLifecycle } from '../store.js';
 import { openSqliteDatabase, Sql } from './database.js';
-import * as devices from './devices.js';
-import { loadMigrations, migrate } from './migrate.js';
-import * as delivery from './delivery.js';
 import { GroupCommit } from './group-commit.js';
-import * as outbox from './outbox.js';
-import * as subscriptions from './subscriptions.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { sqliteAccounts } from './sqlite-accounts.js';
+import { sqliteDelivery } from './sqlite-delivery.js';
+import { sqliteDevices } from './sqlite-devices.js';
+import { sqliteOutbox } from './sqlite-outbox.js';
+import { sqliteSubscriptions } from './sqlite-subscriptions.js';
 
-export class SqliteStore implements Store {
-  readonly #sql: Sql;
-  /** Reports and pushes, the hot path of devices, share commits. */
-  readonly #reports: GroupCommit;
+/** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
+export function openSqliteStore(filename: string): Store {
+  return sqliteStore(openSqliteDatabase(filename));
+}
 
-  constructor(db: Database.Database) {
-    this.#sql = new Sql(db);
-    this.#reports = new GroupCommit(this.#sql);
-  }
+/** The store over an open database; call migrate() before use. */
+export function sqliteStore(db: Database.Database): Store {
+  const sql = new Sql(db);
+  const reports = new GroupCommit(sql);
+  return {
+    ...lifecycle(sql, reports),
+    ...sqliteAccounts(sql),
+    ...sqliteDevices(sql, reports),
+    ...sqliteSubscriptions(sql),
+    ...sqliteOutbox(sql),
+    ...sqliteDelivery(sql),
+    capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null },
+  };
+}
 
-  /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
-  static open(filename: string): SqliteStore {
-    return new SqliteStore(openSqliteDatabase(filename));
-  }
-
-  async migrate(): Promise<void> {
-    migrate(this.#sql, loadMigrations(), Date.now());
-  }
-
-  async ping(): Promise<void> {
-    this.#sql.one('SELECT 1');
-  }
-
-  async close(): Promise<void> {
-    this.#reports.flush();
-    this.#sql.db.close();
-  }
-
-  /**
-   * Nothing to tell: one process serves a SQLite file. Another on the same file (the admin CLI) changes
-   * what this one's cache holds, which it reads again when the entry expires (src/core/cache.ts).
-   */
-  async publishLookupChange(_change: LookupChange): Promise<void> {}
-
-  async watchLookupChanges(_watcher: LookupWatcher): Promise<() => void> {
-    return () => {};
-  }
-
-  async createService(service: NewService, at: number): Promise<Service> {
-    return accounts.createService(this.#sql, service, at);
-  }
-
-  async getService(serviceId: string): Promise<Service | undefined> {
-    return accounts.getService(this.#sql, serviceId);
-  }
-
-  async listServices(): Promise<Service[]> {
-    return accounts.listServices(this.#sql);
-  }
-
-  async updateService(serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
-    return accounts.updateService(this.#sql, serviceId, patch);
-  }
-
-  async rotateWebhookSecret(serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean> {
-    return accounts.rotateWebhookSecret(this.#sql, serviceId, secret, at, previousExpiresAt);
-  }
-
-  async createUser(user: User): Promise<boolean> {
-    return accounts.createUser(this.#sql, user);
-  }
-
-  async getUser(userNumber: string): Promise<User | undefined> {
-    return accounts.getUser(this.#sql, userNumber);
-  }
-
-  async deleteUser(userNumber: string, at: number): Promise<boolean> {
-    return accounts.deleteUser(this.#sql, userNumber, at);
-  }
-
-  async createToken(token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void> {
-    accounts.createToken(this.#sql, token, at);
-  }
-
-  async getToken(tokenHash: string): Promise<AccessToken | undefined> {
-    return accounts.getToken(this.#sql, tokenHash);
-  }
-
-  async getConnection(serviceId: string, userNumber: string): Promise<Connection | undefined> {
-    return accounts.getConnection(this.#sql, serviceId, userNumber);
-  }
-
-  async markDeviceListLoaded(serviceId: string, userNumber: string, at: number): Promise<void> {
-    accounts.markDeviceListLoaded(this.#sql, serviceId, userNumber, at);
-  }
-
-  async disconnect(serviceId: string, userNumber: string, at: number): Promise<boolean> {
-    return accounts.disconnect(this.#sql, serviceId, userNumber, at);
-  }
-
-  async registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
-    return devices.registerDevice(this.#sql, device, ownerUserNumber, at);
-  }
-
-  async shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean> {
-    return devices.shareDevice(this.#sql, deviceId, userNumber, at);
-  }
-
-  async unregisterDevice(deviceId: string, userNumber: string, at: number): Promise<boolean> {
-    return devices.unregisterDevice(this.#sql, deviceId, userNumber, at);
-  }
-
-  async renameDevice(deviceId: string, alias: string, at: number): Promise<Device | undefined> {
-    return devices.renameDevice(this.#sql, deviceId, alias, at);
-  }
-
-  async getDevice(deviceId: string): Promise<Device | undefined> {
-    return devices.getDevice(this.#sql, deviceId);
-  }
-
-  async listUserDevices(userNumber: string): Promise<Device[]> {
-    return devices.listUserDevices(this.#sql, userNumber);
-  }
-
-  async listVirtualDevices(): Promise<Device[]> {
-    return devices.listVirtualDevices(this.#sql);
-  }
-
-  async getDeviceState(deviceId: string): Promise<DeviceState | undefined> {
-    return devices.getDeviceState(this.#sql, deviceId);
-  }
-
-  async getDeviceStatusJson(deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined> {
-    return devices.getDeviceStatusJson(this.#sql, deviceId);
-  }
-
-  async applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
-    return this.#reports.run(() => devices.applyReport(this.#sql, deviceId, status, report, at));
-  }
-
-  async recordPush(deviceId: string, pushCode: string, at: number): Promise<void> {
-    await this.#reports.run(() => devices.recordPush(this.#sql, deviceId, pushCode, at));
-  }
-
-  async setOnline(deviceId: string, online: boolean): Promise<boolean> {
-    return devices.setOnline(this.#sql, deviceId, online);
-  }
-
-  async countOnlineDevices(): Promise<number> {
-    return devices.countOnlineDevices(this.#sql);
-  }
-
-  async listPushSubscriptions(serviceId: string, userNumber: string): Promise<PushSubscription[]> {
-    return subscriptions.listPushSubscriptions(this.#sql, serviceId, userNumber);
-  }
-
-  async addPushSubscription(serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean> {
-    return subscriptions.addPushSubscription(this.#sql, serviceId, userNumber, deviceId, at);
-  }
-
-  async removePushSubscription(serviceId: string, userNumber: string, deviceId: string): Promise<boolean> {
-    return subscriptions.removePushSubscription(this.#sql, serviceId, userNumber, deviceId);
-  }
-
-  async listEventSubscriptions(serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
-    return subscriptions.listEventSubscriptions(this.#sql, serviceId, userNumber, now);
-  }
-
-  async upsertEventSubscription(sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
-    return subscriptions.upsertEventSubscription(this.#sql, sub, now, limit);
-  }
-
-  async removeEventSubscription(serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean> {
-    return subscriptions.removeEventSubscription(this.#sql, serviceId, userNumber, deviceId, now);
-  }
-
-  async reportableDeviceIds(serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
-    return subscriptions.reportableDeviceIds(this.#sql, serviceId, userNumber, deviceIds, now);
-  }
-
-  async listMessages(serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
-    return outbox.listMessages(this.#sql, serviceId, filter);
-  }
-
-  async getMessage(messageId: string): Promise<OutboxMessage | undefined> {
-    return outbox.getMessage(this.#sql, messageId);
-  }
-
-  async listAttempts(messageIds: string[]): Promise<DeliveryAttempt[]> {
-    return outbox.listAttempts(this.#sql, messageIds);
-  }
-
-  async resendMessage(messageId: string, now: number): Promise<boolean> {
-    return outbox.resendMessage(this.#sql, messageId, now);
-  }
-
-  async recoverFailed(serviceId: string, since: number, now: number): Promise<number> {
-    return outbox.recoverFailed(this.#sql, serviceId, since, now);
-  }
-
-  async claimDeliveries(request: ClaimRequest): Promise<ClaimedDelivery[]> {
-    return delivery.claimDeliveries(this.#sql, request);
-  }
-
-  async recordAttempts(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
-    return delivery.recordAttempts(this.#sql, attempts, now, disableAfterFailingMs);
-  }
-
-  async getEndpointHealth(serviceId: string): Promise<EndpointHealth | undefined> {
-    return delivery.getEndpointHealth(this.#sql, serviceId);
-  }
-
-  async enableEndpoint(serviceId: string, now: number): Promise<number> {
-    return delivery.enableEndpoint(this.#sql, serviceId, now);
-  }
-
-  async releaseHeld(now: number, serviceId?: string): Promise<number> {
-    return delivery.releaseHeld(this.#sql, now, serviceId);
-  }
-
-  async outboxStats(): Promise<OutboxStats> {
-    return delivery.outboxStats(this.#sql);
-  }
-
-  async deleteExpiredEventSubscriptions(now: number): Promise<number> {
-    return subscriptions.deleteExpiredEventSubscriptions(this.#sql, now);
-  }
-
-  async deleteOldMessages(before: number, limit: number): Promise<number> {
-    return outbox.deleteOldMessages(this.#sql, before, limit);
-  }
-
-  /** In this process only: another process writing the same file is seen by the dispatcher's poll. */
-  async watchOutbox(listener: () => void): Promise<() => void> {
-    return outbox.watchOutbox(this.#sql, listener);
-  }
+function lifecycle(sql: Sql, reports: GroupCommit): StoreLifecycle {
+  return {
+    async migrate() {
+      migrate(sql, loadMigrations(), Date.now());
+    },
+    async ping() {
+      sql.one('SELECT 1');
+    },
+    async close() {
+      reports.flush();
+      sql.db.close();
+    },
+  };
 }

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { DevicePartnerContext } from '../../../src/api/plugins/partner.js';
-import type { Device } from '../../../src/store/store.js';
+import type { Device } from '../../../src/core/model.js';
 import { createWorld, testApp, type TestApp, type World } from '../../helpers/app.js';
 
 const API = new URL('../../../src/api/', import.meta.url).pathname;

@@ -1,6 +1,7 @@
 /** Contract: what the delivery engine does with the outbox — leases, order, outcomes, endpoint health, held messages. */
 import { describe, expect, it } from 'vitest';
-import type { AttemptRecord, AttemptVerdict, ClaimedDelivery, ClaimRequest, Store } from '../../../src/store/store.js';
+import type { AttemptRecord, AttemptVerdict, ClaimedDelivery, ClaimRequest } from '../../../src/store/areas/delivery.js';
+import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, freshStore, HOUR, T0 } from './world.js';
 
 const DAY = 24 * HOUR;

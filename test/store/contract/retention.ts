@@ -4,7 +4,8 @@
  * counting as if nothing had gone.
  */
 import { expect, it } from 'vitest';
-import type { AttemptVerdict, Store } from '../../../src/store/store.js';
+import type { AttemptVerdict } from '../../../src/store/areas/delivery.js';
+import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, freshStore, HOUR, T0 } from './world.js';
 
 const DAY = 24 * HOUR;

@@ -1,6 +1,7 @@
 /** Contract: push and event subscriptions. */
 import { describe, expect, it } from 'vitest';
-import type { EventSubscription, Store } from '../../../src/store/store.js';
+import type { EventSubscription } from '../../../src/core/model.js';
+import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, DRYER, freshStore, HOUR, T0, WASHER } from './world.js';
 
 export function subscriptionsContract(open: () => Promise<Store>): void {

@@ -1,7 +1,8 @@
 /** Builders of a small world for the store contract: services, users, connections, devices, and the outbox read back. */
 import { afterEach, beforeEach } from 'vitest';
 import type { DeviceStatus } from '../../../src/catalog/types.js';
-import type { Device, NewDevice, OutboxMessage, Service, Store } from '../../../src/store/store.js';
+import type { Device, NewDevice, OutboxMessage, Service } from '../../../src/core/model.js';
+import type { Store } from '../../../src/store/store.js';
 
 /** 2025-01-09T04:24:35.540658: a time with microseconds, as the clock gives. */
 export const T0 = Date.UTC(2025, 0, 9, 4, 24, 35, 540) + 0.658;

@@ -9,7 +9,8 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerStoreMetrics } from '../../../src/metrics.js';
 import { openStore } from '../../../src/store/index.js';
-import type { AttemptRecord, ClaimedDelivery, Store } from '../../../src/store/store.js';
+import type { AttemptRecord, ClaimedDelivery } from '../../../src/store/areas/delivery.js';
+import type { Store } from '../../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../../helpers/postgres.js';
 import { addDevice, addService, addUser, connect, HOUR, recorded, T0 } from '../contract/world.js';
 
@@ -99,7 +100,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
       await b.recordAttempts(delivered(await claiming), T0 + HOUR, HOUR);
       await drain(b);
       for (const serviceId of ['S1', 'S2']) expect((await recorded(a, serviceId)).map((m) => m.message.status)).toEqual(['delivered', 'delivered', 'delivered']);
-      expect([a.transactionsRetried?.(), b.transactionsRetried?.()]).toEqual([NONE, NONE]);
+      expect([a.capabilities.statementCounts?.transactionsRetried(), b.capabilities.statementCounts?.transactionsRetried()]).toEqual([NONE, NONE]);
     });
 
     it('two nodes reporting for the same devices while both claim and settle: every report and outcome commits, none retried', async () => {
@@ -121,7 +122,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
       stop = true;
       await running;
 
-      expect([a.transactionsRetried?.(), b.transactionsRetried?.()]).toEqual([NONE, NONE]);
+      expect([a.capabilities.statementCounts?.transactionsRetried(), b.capabilities.statementCounts?.transactionsRetried()]).toEqual([NONE, NONE]);
       // Nothing lost or stranded: each queue numbered without a gap, and all of it delivered.
       await drain(a);
       for (const serviceId of ['S1', 'S2', 'S3']) {
@@ -158,13 +159,13 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
       });
       expect(answer).toBe(2);
       expect(await statusMessages(a)).toEqual([[{ n: 1 }]]);
-      expect(a.transactionsRetried?.()).toEqual({ serialization: 0, deadlock: 1 });
+      expect(a.capabilities.statementCounts?.transactionsRetried()).toEqual({ serialization: 0, deadlock: 1 });
     });
 
     it('a transaction that fails to serialize runs again as a whole, and is scraped as a retry', async () => {
       await world(['S1'], ['D1']);
       const registry = new Registry();
-      registerStoreMetrics(registry, a);
+      registerStoreMetrics(registry, a.capabilities.statementCounts);
       await failFirst(1, 'INSERT', "NEW.push_type = 'DEVICE_STATUS'", 'serialization_failure');
       expect(await report(a, 'D1', 1)).toBe(2);
       expect(await statusMessages(a)).toEqual([[{ n: 1 }]]);
@@ -177,7 +178,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
       await world(['S1'], ['D1']);
       await failFirst(1, 'UPDATE', "NEW.status = 'delivering'", 'deadlock_detected');
       expect((await claim(a)).map((c) => c.message.pushType)).toEqual(['DEVICE_REGISTERED']);
-      expect(a.transactionsRetried?.()).toEqual({ serialization: 0, deadlock: 1 });
+      expect(a.capabilities.statementCounts?.transactionsRetried()).toEqual({ serialization: 0, deadlock: 1 });
     });
 
     it('gives up after five runs: the caller gets the error, and nothing of it is written', async () => {
@@ -186,7 +187,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
       await expect(report(a, 'D1', 1)).rejects.toMatchObject({ code: '40001' });
       expect((await a.getDeviceState('D1'))?.version).toBe(1);
       expect(await statusMessages(a)).toEqual([]);
-      expect(a.transactionsRetried?.()).toEqual({ serialization: 4, deadlock: 0 });
+      expect(a.capabilities.statementCounts?.transactionsRetried()).toEqual({ serialization: 4, deadlock: 0 });
       // The sixth run would have passed.
       expect(await report(a, 'D1', 1)).toBe(2);
     });

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pool } from '../../../src/store/postgres/database.js';
 import { openListenClient, openPool } from '../../../src/store/postgres/pool.js';
-import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
+import { postgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../../helpers/postgres.js';
 import { addService, addUser, connect, HOUR, newDevice, T0 } from '../contract/world.js';
 
@@ -43,7 +43,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL plans with a long deliver
     const pool = openPool(db.url);
     const sent: { text: string; values?: unknown[] }[] = [];
     const noting: Pool = { query: (query) => (sent.push(query), pool.query(query)), connect: () => pool.connect(), end: () => pool.end() };
-    const store = new PostgresStore(noting, () => openListenClient(db.url));
+    const store = postgresStore(noting, () => openListenClient(db.url));
     try {
       await store.migrate();
       await addService(store, 'S1');

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { takeTokens, type Bucket } from '../../../src/api/rate-limit.js';
 import { openStore } from '../../../src/store/index.js';
-import type { RateLimit, Store } from '../../../src/store/store.js';
+import type { RateLimit } from '../../../src/core/model.js';
+import type { Store } from '../../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, type TestDatabase } from '../../helpers/postgres.js';
 
 const adminUrl = postgresAdminUrl();
@@ -32,18 +33,18 @@ describe.skipIf(unreachable !== undefined)('rate-limit buckets shared on Postgre
   });
 
   it('start full, give whole tokens up to what is asked, and say what is left, in one statement each', async () => {
-    const before = a.statementsSent!();
-    expect(await a.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 15, tokens: 5 });
-    expect(await a.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 5, tokens: 0 });
-    expect(a.statementsSent!() - before).toBe(2);
-    expect(await b.leaseRateTokens!('S-new', 15, limit, 0)).toEqual({ granted: 0, tokens: 0 });
+    const before = a.capabilities.statementCounts!.statementsSent();
+    expect(await a.capabilities.sharedRateLimit!.leaseRateTokens('S-new', 15, limit, 0)).toEqual({ granted: 15, tokens: 5 });
+    expect(await a.capabilities.sharedRateLimit!.leaseRateTokens('S-new', 15, limit, 0)).toEqual({ granted: 5, tokens: 0 });
+    expect(a.capabilities.statementCounts!.statementsSent() - before).toBe(2);
+    expect(await b.capabilities.sharedRateLimit!.leaseRateTokens('S-new', 15, limit, 0)).toEqual({ granted: 0, tokens: 0 });
   });
 
   it('refill at the rate up to the burst; a clock behind refills nothing', async () => {
-    await a.leaseRateTokens!('S-refill', 20, limit, 10_000);
-    expect(await a.leaseRateTokens!('S-refill', 20, limit, 10_250)).toEqual({ granted: 2, tokens: 0.5 });
-    expect(await b.leaseRateTokens!('S-refill', 20, limit, 9_000)).toEqual({ granted: 0, tokens: 0.5 });
-    expect(await b.leaseRateTokens!('S-refill', 50, limit, 100_000)).toEqual({ granted: 20, tokens: 0 });
+    await a.capabilities.sharedRateLimit!.leaseRateTokens('S-refill', 20, limit, 10_000);
+    expect(await a.capabilities.sharedRateLimit!.leaseRateTokens('S-refill', 20, limit, 10_250)).toEqual({ granted: 2, tokens: 0.5 });
+    expect(await b.capabilities.sharedRateLimit!.leaseRateTokens('S-refill', 20, limit, 9_000)).toEqual({ granted: 0, tokens: 0.5 });
+    expect(await b.capabilities.sharedRateLimit!.leaseRateTokens('S-refill', 50, limit, 100_000)).toEqual({ granted: 20, tokens: 0 });
   });
 
   it('do the arithmetic of takeTokens, lease after lease', async () => {
@@ -55,7 +56,7 @@ describe.skipIf(unreachable !== undefined)('rate-limit buckets shared on Postgre
       now += (i * 230) % 700;
       const skewed = i % 3 === 0 ? now - 40 : now;
       const granted = takeTokens(bucket, want, limit, skewed);
-      const lease = await (i % 2 ? a : b).leaseRateTokens!('S-same', want, limit, skewed);
+      const lease = await (i % 2 ? a : b).capabilities.sharedRateLimit!.leaseRateTokens('S-same', want, limit, skewed);
       expect(lease.granted, `lease ${i}`).toBe(granted);
       expect(lease.tokens, `lease ${i}`).toBeCloseTo(bucket.tokens, 9);
     }
@@ -63,7 +64,7 @@ describe.skipIf(unreachable !== undefined)('rate-limit buckets shared on Postgre
 
   it('never grant more than the bucket holds to nodes leasing at once', async () => {
     const slow: RateLimit = { perSecond: 1, burst: 100 };
-    const leases = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).leaseRateTokens!('S-race', 5, slow, 0));
+    const leases = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).capabilities.sharedRateLimit!.leaseRateTokens('S-race', 5, slow, 0));
     const granted = (await Promise.all(leases)).map((l) => l.granted);
     expect(granted.reduce((sum, g) => sum + g, 0)).toBe(100);
   });

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase, Sql } from '../../../src/store/sqlite/database.js';
 import { loadMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
-import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-db-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -90,11 +90,11 @@ describe('migrations', () => {
 
   it('are idempotent on a store file opened again', async () => {
     const file = join(dir, 'twice.db');
-    const first = SqliteStore.open(file);
+    const first = openSqliteStore(file);
     await first.migrate();
     await first.migrate();
     await first.close();
-    const second = SqliteStore.open(file);
+    const second = openSqliteStore(file);
     await second.migrate();
     await second.close();
     const db = openSqliteDatabase(file);

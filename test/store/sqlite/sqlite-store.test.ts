@@ -1,6 +1,6 @@
 /**
- * What the contract cannot reach through the Store interface alone: a transaction failing midway,
- * a store reopened from its file, and messages in delivery states only the delivery engine sets.
+ * What the contract cannot reach through the Store interface alone: a store reopened from its file,
+ * and group commit.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from '../contract/world.js';
+import { addDevice, addService, addUser, connect, HOUR, T0 } from '../contract/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,62 +32,6 @@ afterEach(async () => {
 });
 
 const count = (table: string): number => (side.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-
-describe('a change and its messages commit together or not at all', () => {
-  it('leaves no device, message or sequence behind when recording the second message fails', async () => {
-    await addService(store, 'S1');
-    await addService(store, 'S2');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await connect(store, 'S2', 'U1');
-    side.exec(`CREATE TRIGGER fail_second AFTER INSERT ON outbox WHEN (SELECT count(*) FROM outbox) >= 2
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(addDevice(store, 'D1', 'U1')).rejects.toThrow(/injected fault/);
-
-    expect(await store.getDevice('D1')).toBeUndefined();
-    expect(await store.getDeviceState('D1')).toBeUndefined();
-    expect(await store.listUserDevices('U1')).toEqual([]);
-    expect(count('outbox')).toBe(0);
-    expect(count('message_sequences')).toBe(0);
-
-    side.exec('DROP TRIGGER fail_second');
-    await addDevice(store, 'D1', 'U1');
-    expect((await recorded(store, 'S1')).map((m) => m.message.sequence)).toEqual([1]);
-  });
-
-  it('keeps the old status and version when recording the event fails', async () => {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await addDevice(store, 'D1', 'U1');
-    await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
-    side.exec(`CREATE TRIGGER fail_event AFTER INSERT ON outbox WHEN NEW.kind = 'event'
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(store.applyReport('D1', { a: 2 }, { a: 2 }, T0 + 1)).rejects.toThrow(/injected fault/);
-
-    expect(await store.getDeviceState('D1')).toMatchObject({ status: newDevice('D1').status, version: 1 });
-    expect(count('outbox')).toBe(1);
-  });
-
-  it('keeps the registration and subscriptions when recording DEVICE_UNREGISTERED fails', async () => {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1');
-    await addDevice(store, 'D1', 'U1');
-    await store.addPushSubscription('S1', 'U1', 'D1', T0);
-    side.exec(`CREATE TRIGGER fail_unregistered AFTER INSERT ON outbox WHEN NEW.push_type = 'DEVICE_UNREGISTERED'
-               BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
-
-    await expect(store.deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
-
-    expect(await store.getUser('U1')).toBeDefined();
-    expect((await store.getDevice('D1'))?.userNumbers).toEqual(['U1']);
-    expect(await store.listPushSubscriptions('S1', 'U1')).toHaveLength(1);
-    expect(await store.getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
-  });
-});
 
 describe('durability', () => {
   it('finds everything again after closing and reopening the file', async () => {
@@ -135,70 +79,6 @@ describe('durability', () => {
     // The order continues where it stopped.
     await store.recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 6);
     expect((await store.listMessages('S1', { limit: 1 }))[0]?.sequence).toBe(4);
-  });
-});
-
-describe('messages in delivery states', () => {
-  /** Three DEVICE_PUSH messages to S1, oldest first. */
-  async function threePushes(): Promise<string[]> {
-    await addService(store, 'S1');
-    await addUser(store, 'U1');
-    await connect(store, 'S1', 'U1', false);
-    await addDevice(store, 'D1', 'U1');
-    await store.addPushSubscription('S1', 'U1', 'D1', T0);
-    for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store.recordPush('D1', 'WASHING_IS_COMPLETE', at);
-    return (await recorded(store, 'S1')).map((m) => m.message.messageId);
-  }
-
-  /** What the delivery engine would do: settle a message, as if a node still held its lease. */
-  function setState(messageId: string, status: string, attempts: number, deliveredAt: number | null = null): void {
-    side
-      .prepare(`UPDATE outbox SET status = ?, attempts = ?, delivered_at = ?, lease_owner = 'node-a', lease_expires_at = ?, fencing_token = 7
-                WHERE message_id = ?`)
-      .run(status, attempts, deliveredAt, T0 + HOUR, messageId);
-  }
-
-  it('lists the attempts of the given messages, by message then attempt', async () => {
-    const [a, b, c] = await threePushes();
-    const insert = side.prepare(
-      `INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms, response_status, response_body, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    insert.run(b, 2, T0 + 20, 12.5, 200, 'ok', null);
-    insert.run(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms');
-    insert.run(c, 1, T0 + 30, 3, 503, 'busy', null);
-    const attempts = await store.listAttempts([b ?? '', a ?? '']);
-    expect(attempts).toEqual([
-      { messageId: b, attempt: 1, startedAt: T0 + 10, durationMs: 10000, responseStatus: null, responseBody: null, error: 'timeout after 10000 ms' },
-      { messageId: b, attempt: 2, startedAt: T0 + 20, durationMs: 12.5, responseStatus: 200, responseBody: 'ok', error: null },
-    ]);
-  });
-
-  it('resends a delivered or failed message: pending, due now, lease cleared and fenced, attempts kept', async () => {
-    const [a, b] = await threePushes();
-    setState(a ?? '', 'delivered', 1, T0 + 10);
-    setState(b ?? '', 'failed', 8);
-    expect(await store.resendMessage(a ?? '', T0 + 100)).toBe(true);
-    expect(await store.getMessage(a ?? '')).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
-    expect(side.prepare('SELECT lease_owner, lease_expires_at, fencing_token FROM outbox WHERE message_id = ?').get(a)).toEqual({
-      lease_owner: null,
-      lease_expires_at: null,
-      fencing_token: 8,
-    });
-  });
-
-  it('recovers the failed messages of a service created since a time', async () => {
-    const [a, b, c] = await threePushes();
-    for (const id of [a, b, c]) setState(id ?? '', 'failed', 8);
-    expect(await store.recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
-    const states = (await recorded(store, 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
-    expect(states).toEqual([
-      ['failed', T0 + 1],
-      ['pending', T0 + 100],
-      ['pending', T0 + 100],
-    ]);
-    expect(await store.listMessages('S1', { status: 'failed' })).toHaveLength(1);
-    expect(await store.recoverFailed('S2', 0, T0)).toBe(0);
   });
 });
 

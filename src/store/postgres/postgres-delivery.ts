@@ -1,6 +1,6 @@
 /**
  * Delivery (DESIGN C, F): leases, outcomes, endpoint health and held messages, for any number of
- * dispatchers on one database. The rules are on DeliveryStore; what is PostgreSQL's own is how
+ * dispatchers on one database. The rules are on DeliveryArea (areas/delivery.ts); what is PostgreSQL's own is how
  * nodes share the outbox: claims lock with FOR UPDATE SKIP LOCKED, so two nodes never lease one
  * message and neither waits for the other, and outcomes lock the message they settle. A claim
  * judges order by what had committed when it began: a message an admin resends meanwhile may be
@@ -12,18 +12,12 @@
  * row at all. Only an admin's resend or recover, marking heads under its queues' rows, can still meet
  * outcomes and reports in a cycle: PostgreSQL aborts one, and the store runs it again (database.ts).
  */
-import type {
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimRequest,
-  EndpointHealth,
-  OutboxMessage,
-  OutboxStats,
-  RecordedStatus,
-} from '../store.js';
-import type { Sql } from './database.js';
-import { notifyDue } from './notify.js';
-import { firstOpenOf, OPEN } from './outbox.js';
+import type { OutboxMessage } from '../../core/model.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
+import { area, type Sql } from './database.js';
+import { notifyDue } from './postgres-notify.js';
+import { firstOpenOf, OPEN } from './postgres-outbox.js';
+import type { DeliveryArea } from '../areas/delivery.js';
 
 /** Per service: whether its push and its event messages can go out now. */
 const ENDPOINTS = `(SELECT s.service_id,
@@ -147,7 +141,7 @@ async function repairHeads(sql: Sql): Promise<void> {
  * itself takes only what the first three left pending (a repair is a transaction of its own, and a hold
  * one too, only when there is something to repair or to hold).
  */
-export async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
+async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
   const expired = await sql.one<{ headless: boolean }>(EXPIRE, now);
   if (expired?.headless) await repairHeads(sql);
@@ -196,7 +190,7 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
 }
 
 /**
- * Every outcome of a batch in one statement (STYLE habit 8), with the rules of DeliveryStore. Each
+ * Every outcome of a batch in one statement (STYLE habit 8), with the rules of DeliveryArea. Each
  * message's lease is locked and checked: a claim taking back an expired lease waits for this, then
  * finds it settled; an outcome under another token is fenced. The endpoint's health is walked in
  * the batch's order within each service, as if the outcomes came one by one: a success clears the
@@ -274,7 +268,7 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
   )
   SELECT coalesce(j.status, 'fenced') AS status FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
 
-export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
+async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
   if (attempts.length === 0) return [];
   const rows = await sql.all<{ status: RecordedStatus }>(
     RECORD,
@@ -297,7 +291,7 @@ export async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: n
   return statuses;
 }
 
-export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
+async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
   return sql.one<EndpointHealth>(
     `SELECT s.service_id AS "serviceId", e.failing_since AS "failingSince", e.disabled_at AS "disabledAt", e.disabled_reason AS "disabledReason"
      FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = $1`,
@@ -305,7 +299,7 @@ export async function getEndpointHealth(sql: Sql, serviceId: string): Promise<En
   );
 }
 
-export async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
+async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
   return sql.transaction(async (tx) => {
     // After any hold in flight (see holdUndeliverable), so that the release below sees what it held.
     await tx.run('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId);
@@ -315,7 +309,7 @@ export async function enableEndpoint(sql: Sql, serviceId: string, now: number): 
 }
 
 /** Back to pending, due now, each schedule started over: the held messages that can go out again. */
-export async function releaseHeld(sql: Sql, now: number, serviceId?: string): Promise<number> {
+async function releaseHeld(sql: Sql, now: number, serviceId?: string): Promise<number> {
   return sql.transaction(async (tx) => {
     const released = await tx.run(
       `UPDATE outbox o SET status = 'pending', next_attempt_at = $1, schedule_start = o.attempts
@@ -330,7 +324,7 @@ export async function releaseHeld(sql: Sql, now: number, serviceId?: string): Pr
   });
 }
 
-export async function outboxStats(sql: Sql): Promise<OutboxStats> {
+async function outboxStats(sql: Sql): Promise<OutboxStats> {
   const row = await sql.one<OutboxStats>(
     `SELECT count(*) FILTER (WHERE status = 'pending')::integer AS pending,
             count(*) FILTER (WHERE status = 'delivering')::integer AS delivering,
@@ -339,4 +333,9 @@ export async function outboxStats(sql: Sql): Promise<OutboxStats> {
      FROM outbox WHERE ${OPEN}`,
   );
   return row ?? { pending: 0, delivering: 0, held: 0, oldestPendingAt: null };
+}
+
+/** The delivery area on PostgreSQL: claims and outcomes of any number of nodes. */
+export function postgresDelivery(sql: Sql): DeliveryArea {
+  return area(sql, { claimDeliveries, recordAttempts, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
 }

@@ -15,10 +15,11 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, NewDevice } from '../store.js';
-import type { Sql } from './database.js';
-import { recordMessages } from './outbox.js';
-import { allowsType } from './subscriptions.js';
+import type { Device, DeviceState, NewDevice } from '../../core/model.js';
+import { area, type Sql } from './database.js';
+import { recordMessages } from './postgres-outbox.js';
+import { allowsType } from './postgres-subscriptions.js';
+import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
 const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
@@ -28,7 +29,7 @@ const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType",
   FROM devices d`;
 
 /** A taken id or an unknown owner fails a constraint, and the transaction writes nothing. */
-export async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
+async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
   return sql.transaction(async (tx) => {
     await tx.run(
       `WITH created AS (
@@ -56,7 +57,7 @@ export async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumbe
 }
 
 /** false when the device or the user is unknown, or the device is already registered to the user. */
-export async function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
+async function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
     // The user before the device, in the order deleteUser locks them, so the two never deadlock.
     if (!(await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR SHARE', userNumber))) return false;
@@ -82,7 +83,7 @@ export async function unregisterDevice(sql: Sql, deviceId: string, userNumber: s
 }
 
 /** Renaming to the alias it already has changes nothing and tells nobody. */
-export async function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Promise<Device | undefined> {
+async function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Promise<Device | undefined> {
   return sql.transaction(async (tx) => {
     const device = await lockDevice(tx, deviceId);
     if (!device || device.alias === alias) return device;
@@ -93,7 +94,7 @@ export async function renameDevice(sql: Sql, deviceId: string, alias: string, at
   });
 }
 
-export async function getDevice(sql: Sql, deviceId: string): Promise<Device | undefined> {
+async function getDevice(sql: Sql, deviceId: string): Promise<Device | undefined> {
   return sql.one<Device>(`${DEVICE} WHERE d.device_id = $1`, deviceId);
 }
 
@@ -107,12 +108,12 @@ async function lockDevice(tx: Sql, deviceId: string): Promise<Device | undefined
 }
 
 /** Devices registered to the user, in the order they were registered to it. */
-export async function listUserDevices(sql: Sql, userNumber: string): Promise<Device[]> {
+async function listUserDevices(sql: Sql, userNumber: string): Promise<Device[]> {
   return sql.all<Device>(`${DEVICE} JOIN device_users r ON r.device_id = d.device_id WHERE r.user_number = $1 ORDER BY r.id`, userNumber);
 }
 
 /** Every virtual appliance, oldest first, with its users. */
-export async function listVirtualDevices(sql: Sql): Promise<Device[]> {
+async function listVirtualDevices(sql: Sql): Promise<Device[]> {
   return sql.all<Device>(`${DEVICE} WHERE d.virtual ORDER BY d.created_at, d.device_id COLLATE "C"`);
 }
 
@@ -124,13 +125,13 @@ export async function userDeviceIds(sql: Sql, userNumber: string): Promise<strin
 
 const DEVICE_STATE = 'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = $1';
 
-export async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState | undefined> {
+async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState | undefined> {
   const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
   // The store wrote this JSON itself, so its shape is known.
   return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
 }
 
-export async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<{ statusJson: string; version: number; online: boolean } | undefined> {
+async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<DeviceStatusJson | undefined> {
   const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
   return row && { statusJson: row.status, version: row.version, online: row.online };
 }
@@ -139,7 +140,7 @@ export async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<{
  * The new version; throws for an unknown device. The status row stays locked until commit, so the
  * reports of one device, and the order of their messages, take turns.
  */
-export async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
+async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
   if (isEmptyReport(report)) {
     const state = await sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = $1', deviceId);
     if (!state) throw unknownDevice(deviceId);
@@ -179,7 +180,7 @@ interface PushRow {
 }
 
 /** An unknown device has no subscribers, so nothing is recorded for it. */
-export async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
+async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
   await sql.transaction(async (tx) => {
     // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
     // services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J).
@@ -199,11 +200,11 @@ export async function recordPush(sql: Sql, deviceId: string, pushCode: string, a
   });
 }
 
-export async function setOnline(sql: Sql, deviceId: string, online: boolean): Promise<boolean> {
+async function setOnline(sql: Sql, deviceId: string, online: boolean): Promise<boolean> {
   return (await sql.run('UPDATE devices SET online = $1 WHERE device_id = $2', online, deviceId)) === 1;
 }
 
-export async function countOnlineDevices(sql: Sql): Promise<number> {
+async function countOnlineDevices(sql: Sql): Promise<number> {
   return (await sql.one<{ n: number }>('SELECT count(*)::integer AS n FROM devices WHERE online'))?.n ?? 0;
 }
 
@@ -240,4 +241,12 @@ async function listenersOf(sql: Sql, userNumbers: string[]): Promise<Listener[]>
      WHERE c.user_number = ANY($1::text[]) ORDER BY c.created_at, c.service_id COLLATE "C"`,
     userNumbers,
   );
+}
+
+/** The devices area on PostgreSQL. */
+export function postgresDevices(sql: Sql): DevicesArea {
+  return area(sql, {
+    registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
+    getDeviceState, getDeviceStatusJson, applyReport, recordPush, setOnline, countOnlineDevices,
+  });
 }

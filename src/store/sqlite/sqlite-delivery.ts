@@ -1,19 +1,12 @@
 /**
  * What the delivery engine does with the outbox (DESIGN C): leases with fencing tokens, outcomes in
- * batches, endpoint health and held messages. The rules are on DeliveryStore in store.ts.
+ * batches, endpoint health and held messages. The rules are on DeliveryArea in areas/delivery.ts.
  */
-import type {
-  AttemptRecord,
-  ClaimedDelivery,
-  ClaimRequest,
-  EndpointDisabledReason,
-  EndpointHealth,
-  OutboxStats,
-  RecordedStatus,
-} from '../store.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
-import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './outbox.js';
+import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
+import type { DeliveryArea } from '../areas/delivery.js';
 
 /** Per service: whether its push and its event messages can go out now (0 or 1). */
 const ENDPOINTS = `SELECT * FROM (
@@ -78,7 +71,7 @@ function bookkeeping<T>(sql: Sql, work: () => T): T {
   }
 }
 
-export function claimDeliveries(sql: Sql, request: ClaimRequest): ClaimedDelivery[] {
+function claimDeliveries(sql: Sql, request: ClaimRequest): ClaimedDelivery[] {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
   return bookkeeping(sql, () => {
     // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
@@ -154,7 +147,7 @@ function holdUndeliverable(sql: Sql): void {
   }
 }
 
-export function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
+function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
   return bookkeeping(sql, () => {
     // Services whose failing streak a success of this batch ended, and no failure restarted since:
     // a run of successes clears it once, not once per message.
@@ -277,7 +270,7 @@ function disableEndpoint(sql: Sql, serviceId: string, reason: EndpointDisabledRe
   );
 }
 
-export function getEndpointHealth(sql: Sql, serviceId: string): EndpointHealth | undefined {
+function getEndpointHealth(sql: Sql, serviceId: string): EndpointHealth | undefined {
   const row = sql.one<{ service_id: string; failing_since: number | null; disabled_at: number | null; disabled_reason: EndpointDisabledReason | null }>(
     `SELECT s.service_id, e.failing_since, e.disabled_at, e.disabled_reason
      FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = ?`,
@@ -286,14 +279,14 @@ export function getEndpointHealth(sql: Sql, serviceId: string): EndpointHealth |
   return row && { serviceId: row.service_id, failingSince: row.failing_since, disabledAt: row.disabled_at, disabledReason: row.disabled_reason };
 }
 
-export function enableEndpoint(sql: Sql, serviceId: string, now: number): number {
+function enableEndpoint(sql: Sql, serviceId: string, now: number): number {
   return sql.write(() => {
     sql.run('DELETE FROM delivery_endpoints WHERE service_id = ?', serviceId);
     return releaseHeld(sql, now, serviceId);
   });
 }
 
-export function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
+function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
   return sql.write(() => {
     let released = 0;
     const open = sql.all<EndpointRow>(`${ENDPOINTS} WHERE (push_ok OR event_ok) AND (? IS NULL OR service_id = ?)`, serviceId ?? null, serviceId ?? null);
@@ -311,7 +304,7 @@ export function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
   });
 }
 
-export function outboxStats(sql: Sql): OutboxStats {
+function outboxStats(sql: Sql): OutboxStats {
   const rows = sql.all<{ status: 'pending' | 'delivering' | 'held'; n: number; oldest: number }>(
     `SELECT status, count(*) AS n, min(created_at) AS oldest FROM outbox
      WHERE status IN ('pending', 'delivering', 'held') GROUP BY status`,
@@ -319,4 +312,19 @@ export function outboxStats(sql: Sql): OutboxStats {
   const count = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
   const open = rows.filter((r) => r.status !== 'held').map((r) => r.oldest);
   return { pending: count('pending'), delivering: count('delivering'), held: count('held'), oldestPendingAt: open.length ? Math.min(...open) : null };
+}
+
+/**
+ * The delivery area on SQLite: claims and outcomes of the one node. Written out, not bound by
+ * `area()`: claims and outcomes are the dispatcher's hot path, and each stays one direct call.
+ */
+export function sqliteDelivery(sql: Sql): DeliveryArea {
+  return {
+    claimDeliveries: async (request) => claimDeliveries(sql, request),
+    recordAttempts: async (attempts, now, disableAfterFailingMs) => recordAttempts(sql, attempts, now, disableAfterFailingMs),
+    getEndpointHealth: async (serviceId) => getEndpointHealth(sql, serviceId),
+    enableEndpoint: async (serviceId, now) => enableEndpoint(sql, serviceId, now),
+    releaseHeld: async (now, serviceId) => releaseHeld(sql, now, serviceId),
+    outboxStats: async () => outboxStats(sql),
+  };
 }

@@ -1,9 +1,12 @@
 /** The outbox: messages recorded with the change that caused them, and their admin views. */
 import { newMessageId } from '../../ids.js';
 import { messageBody, messageKind, type MessageSpec } from '../messages.js';
-import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
-import type { Param, Sql } from './database.js';
-import { notifyDue, OUTBOX_CHANNEL } from './notify.js';
+import type { DeliveryAttempt, OutboxMessage } from '../../core/model.js';
+import type { MessageFilter } from '../areas/outbox.js';
+import { area, type Param, type Sql } from './database.js';
+import { notifyDue, OUTBOX_CHANNEL } from './postgres-notify.js';
+import type { OutboxArea } from '../areas/outbox.js';
+import type { Notifications } from './postgres-notify.js';
 
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
 export const OPEN = `status IN ('pending', 'delivering', 'held')`;
@@ -71,7 +74,7 @@ export async function recordMessages(sql: Sql, specs: MessageSpec[], at: number)
 }
 
 /** A service's messages, newest first. */
-export async function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
+async function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
   const { status = null, deviceId = null, since = null, limit = DEFAULT_LIST_LIMIT } = filter;
   return sql.all<OutboxMessage>(
     `SELECT ${MESSAGE} FROM outbox
@@ -89,12 +92,12 @@ export async function listMessages(sql: Sql, serviceId: string, filter: MessageF
   );
 }
 
-export async function getMessage(sql: Sql, messageId: string): Promise<OutboxMessage | undefined> {
+async function getMessage(sql: Sql, messageId: string): Promise<OutboxMessage | undefined> {
   return sql.one<OutboxMessage>(`SELECT ${MESSAGE} FROM outbox WHERE message_id = $1`, messageId);
 }
 
 /** The attempts of the given messages, by message then attempt number. */
-export async function listAttempts(sql: Sql, messageIds: string[]): Promise<DeliveryAttempt[]> {
+async function listAttempts(sql: Sql, messageIds: string[]): Promise<DeliveryAttempt[]> {
   if (messageIds.length === 0) return [];
   return sql.all<DeliveryAttempt>(
     `SELECT message_id AS "messageId", attempt, started_at AS "startedAt", duration_ms AS "durationMs",
@@ -119,7 +122,7 @@ const DELETE_OLD = `WITH old AS (
   )
   DELETE FROM outbox o USING old WHERE o.id = old.id`;
 
-export async function deleteOldMessages(sql: Sql, before: number, limit: number): Promise<number> {
+async function deleteOldMessages(sql: Sql, before: number, limit: number): Promise<number> {
   return sql.run(DELETE_OLD, before, limit);
 }
 
@@ -136,11 +139,11 @@ function requeueStatement(where: string): string {
     RETURNING o.service_id AS "serviceId", o.device_id AS "deviceId", t.was_open AS "wasOpen"`;
 }
 
-export async function resendMessage(sql: Sql, messageId: string, now: number): Promise<boolean> {
+async function resendMessage(sql: Sql, messageId: string, now: number): Promise<boolean> {
   return (await requeue(sql, requeueStatement('message_id = $2'), now, messageId)) === 1;
 }
 
-export async function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): Promise<number> {
+async function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): Promise<number> {
   return requeue(sql, requeueStatement(`service_id = $2 AND status = 'failed' AND created_at >= $3`), now, serviceId, since);
 }
 
@@ -198,4 +201,12 @@ async function markHeads(sql: Sql, queues: Queue[]): Promise<void> {
     queues.map((q) => q.serviceId),
     queues.map((q) => q.deviceId),
   );
+}
+
+/** The outbox area on PostgreSQL; `watchOutbox` hears every process's commits: they NOTIFY, and `notifications` LISTENs. */
+export function postgresOutbox(sql: Sql, notifications: Notifications): OutboxArea {
+  return {
+    ...area(sql, { listMessages, getMessage, listAttempts, resendMessage, recoverFailed, deleteOldMessages }),
+    watchOutbox: (listener) => notifications.watchOutbox(listener),
+  };
 }

@@ -4,8 +4,11 @@
  * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
  * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
-import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
-import type { Sql } from './database.js';
+import type { EventSubscription, PushSubscription } from '../../core/model.js';
+import { mayCreateEventSubscription } from '../rules.js';
+import type { EventSubscribeResult } from '../areas/subscriptions.js';
+import { area, type Sql } from './database.js';
+import type { SubscriptionsArea } from '../areas/subscriptions.js';
 
 interface SubscriptionRow {
   service_id: string;
@@ -27,7 +30,7 @@ function visibleOf(table: string): string {
 }
 
 /** Oldest first. */
-export function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): PushSubscription[] {
+function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): PushSubscription[] {
   return sql
     .all<SubscriptionRow>(
       `SELECT x.service_id, x.user_number, x.device_id, x.created_at FROM ${visibleOf('push_subscriptions')} ORDER BY x.id`,
@@ -37,7 +40,7 @@ export function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: s
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, deviceId: r.device_id, createdAt: r.created_at }));
 }
 
-export function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): boolean {
+function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): boolean {
   return (
     sql.run(
       'INSERT INTO push_subscriptions (service_id, user_number, device_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
@@ -49,12 +52,12 @@ export function addPushSubscription(sql: Sql, serviceId: string, userNumber: str
   );
 }
 
-export function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): boolean {
+function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): boolean {
   return sql.run('DELETE FROM push_subscriptions WHERE service_id = ? AND user_number = ? AND device_id = ?', serviceId, userNumber, deviceId) === 1;
 }
 
 /** Unexpired at `now`, oldest first. */
-export function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): EventSubscription[] {
+function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): EventSubscription[] {
   return sql
     .all<SubscriptionRow>(
       `SELECT x.service_id, x.user_number, x.device_id, x.expires_at FROM ${visibleOf('event_subscriptions')} AND x.expires_at > ? ORDER BY x.id`,
@@ -69,7 +72,7 @@ export function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: 
  * Renews an existing subscription (even an expired one); else creates one unless the pair is at its
  * limit, counted as GET /event lists them.
  */
-export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): EventSubscribeResult {
+function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): EventSubscribeResult {
   return sql.write(() => {
     const renewed = sql.run(
       'UPDATE event_subscriptions SET expires_at = ? WHERE service_id = ? AND user_number = ? AND device_id = ?',
@@ -85,7 +88,7 @@ export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: n
       sub.userNumber,
       now,
     );
-    if ((held?.n ?? 0) >= limit) return 'limit';
+    if (!mayCreateEventSubscription(held?.n ?? 0, limit)) return 'limit';
     sql.run(
       'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
       sub.serviceId,
@@ -99,7 +102,7 @@ export function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: n
 }
 
 /** Deletes the subscription whatever its state; true only when it was still unexpired. */
-export function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): boolean {
+function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): boolean {
   const removed = sql.one<{ expires_at: number }>(
     'DELETE FROM event_subscriptions WHERE service_id = ? AND user_number = ? AND device_id = ? RETURNING expires_at',
     serviceId,
@@ -109,13 +112,21 @@ export function removeEventSubscription(sql: Sql, serviceId: string, userNumber:
   return removed !== undefined && removed.expires_at > now;
 }
 
-export function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Set<string> {
+function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Set<string> {
   const wanted = new Set(deviceIds);
   const held = listEventSubscriptions(sql, serviceId, userNumber, now).map((s) => s.deviceId);
   return new Set(held.filter((id) => wanted.has(id)));
 }
 
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
-export function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
+function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
   return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= ?', now);
+}
+
+/** The subscriptions area on SQLite. */
+export function sqliteSubscriptions(sql: Sql): SubscriptionsArea {
+  return area(sql, {
+    listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
+  });
 }

@@ -11,15 +11,17 @@ import {
   type LifecyclePushType,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
+import type { Device, DeviceState, DeviceType, NewDevice } from '../../core/model.js';
 import type { Sql } from './database.js';
-import { recordMessages } from './outbox.js';
+import { recordMessages } from './sqlite-outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
-import { allowsType } from './subscriptions.js';
+import { allowsType } from './sqlite-subscriptions.js';
+import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
+import type { GroupCommit } from './group-commit.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
-export function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Device {
+function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Device {
   return sql.write(() => {
     sql.run(
       `INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
@@ -42,7 +44,7 @@ export function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: str
 }
 
 /** false when the device or the user is unknown, or the device is already registered to the user. */
-export function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
+function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device || !sql.one('SELECT 1 FROM users WHERE user_number = ?', userNumber)) return false;
@@ -66,7 +68,7 @@ export function unregisterDevice(sql: Sql, deviceId: string, userNumber: string,
 }
 
 /** Renaming to the alias it already has changes nothing and tells nobody. */
-export function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Device | undefined {
+function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): Device | undefined {
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device) return undefined;
@@ -84,7 +86,7 @@ const DEVICE_WITH_USERS = `SELECT ${DEVICE_COLUMNS},
     (SELECT json_group_array(u.user_number ORDER BY u.id) FROM device_users u WHERE u.device_id = d.device_id) AS user_numbers
   FROM devices d`;
 
-export function getDevice(sql: Sql, deviceId: string): Device | undefined {
+function getDevice(sql: Sql, deviceId: string): Device | undefined {
   const row = sql.one<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} WHERE d.device_id = ?`, deviceId);
   return row && toDeviceWithUsers(row);
 }
@@ -99,7 +101,7 @@ function mustGetDevice(sql: Sql, deviceId: string): Device {
 type DeviceUserValues = [string, DeviceType, string, string, string | null, string, number, number, number, string];
 
 /** Devices registered to the user, in the order they were registered to it. */
-export function listUserDevices(sql: Sql, userNumber: string): Device[] {
+function listUserDevices(sql: Sql, userNumber: string): Device[] {
   // One row per device and user, owner first, as arrays: building an object of named columns per
   // row, and a JSON array of users per device, was most of the cost of reading a user's 12 devices.
   const rows = sql.rows<DeviceUserValues>(
@@ -135,7 +137,7 @@ export function listUserDevices(sql: Sql, userNumber: string): Device[] {
 }
 
 /** Every virtual appliance, oldest first, with its users. */
-export function listVirtualDevices(sql: Sql): Device[] {
+function listVirtualDevices(sql: Sql): Device[] {
   return sql.all<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} WHERE d.virtual = 1 ORDER BY d.created_at, d.device_id`).map(toDeviceWithUsers);
 }
 
@@ -146,18 +148,18 @@ export function userDeviceIds(sql: Sql, userNumber: string): string[] {
 
 const DEVICE_STATE = 'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = ?';
 
-export function getDeviceState(sql: Sql, deviceId: string): DeviceState | undefined {
+function getDeviceState(sql: Sql, deviceId: string): DeviceState | undefined {
   const row = sql.one<{ status: string; version: number; online: number }>(DEVICE_STATE, deviceId);
   return row && { deviceId, status: parseStatus(row.status), version: row.version, online: row.online === 1 };
 }
 
-export function getDeviceStatusJson(sql: Sql, deviceId: string): { statusJson: string; version: number; online: boolean } | undefined {
+function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | undefined {
   const row = sql.one<{ status: string; version: number; online: number }>(DEVICE_STATE, deviceId);
   return row && { statusJson: row.status, version: row.version, online: row.online === 1 };
 }
 
 /** The new version; throws for an unknown device. */
-export function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): number {
+function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): number {
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device) throw new Error(`Device ${deviceId} is not registered; its report is not stored`);
@@ -180,18 +182,18 @@ function versionOf(sql: Sql, deviceId: string): number {
 }
 
 /** An unknown device has no subscribers, so nothing is recorded for it. */
-export function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): void {
+function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): void {
   sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (device) recordMessages(sql, pushMessages(devicePlace(device), pushCode, pushSubscribers(sql, device)), at);
   });
 }
 
-export function setOnline(sql: Sql, deviceId: string, online: boolean): boolean {
+function setOnline(sql: Sql, deviceId: string, online: boolean): boolean {
   return sql.run('UPDATE devices SET online = ? WHERE device_id = ?', flag(online), deviceId) === 1;
 }
 
-export function countOnlineDevices(sql: Sql): number {
+function countOnlineDevices(sql: Sql): number {
   return sql.one<{ n: number }>('SELECT count(*) AS n FROM devices WHERE online = 1')?.n ?? 0;
 }
 
@@ -265,4 +267,27 @@ function eventSubscribers(sql: Sql, device: DeviceRow): EventSubscriber[] {
       device.device_type,
     )
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at, expiresAt: r.expires_at }));
+}
+
+/**
+ * The devices area on SQLite. Reports and pushes, the hot path of devices, share commits (`reports`).
+ * Written out, not bound by `area()`: these are the calls of every status read, control and report,
+ * and each stays one direct call.
+ */
+export function sqliteDevices(sql: Sql, reports: GroupCommit): DevicesArea {
+  return {
+    registerDevice: async (device, owner, at) => registerDevice(sql, device, owner, at),
+    shareDevice: async (deviceId, userNumber, at) => shareDevice(sql, deviceId, userNumber, at),
+    unregisterDevice: async (deviceId, userNumber, at) => unregisterDevice(sql, deviceId, userNumber, at),
+    renameDevice: async (deviceId, alias, at) => renameDevice(sql, deviceId, alias, at),
+    getDevice: async (deviceId) => getDevice(sql, deviceId),
+    listUserDevices: async (userNumber) => listUserDevices(sql, userNumber),
+    listVirtualDevices: async () => listVirtualDevices(sql),
+    getDeviceState: async (deviceId) => getDeviceState(sql, deviceId),
+    getDeviceStatusJson: async (deviceId) => getDeviceStatusJson(sql, deviceId),
+    applyReport: (deviceId, status, report, at) => reports.run(() => applyReport(sql, deviceId, status, report, at)),
+    recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
+    setOnline: async (deviceId, online) => setOnline(sql, deviceId, online),
+    countOnlineDevices: async () => countOnlineDevices(sql),
+  };
 }

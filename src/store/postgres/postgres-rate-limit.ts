@@ -3,7 +3,8 @@
  * service's bucket up to `now`, then takes as many whole tokens as it holds, up to what was asked.
  * The arithmetic is `takeTokens` of src/api/rate-limit.ts, in one statement that locks the row.
  */
-import type { RateLease, RateLimit } from '../store.js';
+import type { RateLimit } from '../../core/model.js';
+import type { RateLease } from '../store.js';
 import type { Sql } from './database.js';
 
 /** The bucket refilled up to $5 (now) at $4 per second, at most $3 (burst); a clock behind refills nothing. */

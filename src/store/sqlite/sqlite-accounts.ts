@@ -1,7 +1,7 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
-import type { Sql } from './database.js';
-import { unregisterDevice, userDeviceIds } from './devices.js';
+import { patchService, type AccessToken, type Connection, type NewService, type Service, type ServicePatch, type User } from '../../core/model.js';
+import { area, type Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './sqlite-devices.js';
 import {
   flag,
   toConnection,
@@ -14,10 +14,11 @@ import {
   type TokenRow,
   type UserRow,
 } from './rows.js';
+import type { AccountsArea } from '../areas/accounts.js';
 
 const SERVICE_COLUMNS = 'service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at';
 
-export function createService(sql: Sql, service: NewService, at: number): Service {
+function createService(sql: Sql, service: NewService, at: number): Service {
   return sql.write(() => {
     sql.run(
       `INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at)
@@ -35,7 +36,7 @@ export function createService(sql: Sql, service: NewService, at: number): Servic
   });
 }
 
-export function getService(sql: Sql, serviceId: string): Service | undefined {
+function getService(sql: Sql, serviceId: string): Service | undefined {
   const row = sql.one<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM services WHERE service_id = ?`, serviceId);
   return row && toService(row, secretsOf(sql, serviceId));
 }
@@ -54,16 +55,16 @@ function secretsOf(sql: Sql, serviceId: string): SecretRow[] {
   );
 }
 
-export function listServices(sql: Sql): Service[] {
+function listServices(sql: Sql): Service[] {
   const rows = sql.all<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM services ORDER BY created_at, service_id`);
   return rows.map((row) => toService(row, secretsOf(sql, row.service_id)));
 }
 
-export function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Service | undefined {
+function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Service | undefined {
   return sql.write(() => {
     const current = getService(sql, serviceId);
     if (!current) return undefined;
-    const next = { ...current, ...definedFields(patch) };
+    const next = patchService(current, patch);
     sql.run(
       `UPDATE services SET name = ?, allowed_devices = ?, callback_url = ?, event_callback_url = ?, enabled = ?
        WHERE service_id = ?`,
@@ -78,12 +79,7 @@ export function updateService(sql: Sql, serviceId: string, patch: ServicePatch):
   });
 }
 
-/** A patch field present but undefined means "not given", not "set to undefined". */
-function definedFields(patch: ServicePatch): ServicePatch {
-  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-}
-
-export function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): boolean {
+function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): boolean {
   return sql.write(() => {
     if (!sql.one('SELECT 1 FROM services WHERE service_id = ?', serviceId)) return false;
     // Only the current secret and one previous one sign (DESIGN J): an older previous one goes now,
@@ -95,7 +91,7 @@ export function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string,
   });
 }
 
-export function createUser(sql: Sql, user: User): boolean {
+function createUser(sql: Sql, user: User): boolean {
   return (
     sql.run(
       'INSERT INTO users (user_number, country_code, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
@@ -106,7 +102,7 @@ export function createUser(sql: Sql, user: User): boolean {
   );
 }
 
-export function getUser(sql: Sql, userNumber: string): User | undefined {
+function getUser(sql: Sql, userNumber: string): User | undefined {
   const row = sql.one<UserRow>('SELECT user_number, country_code, created_at FROM users WHERE user_number = ?', userNumber);
   return row && toUser(row);
 }
@@ -115,7 +111,7 @@ export function getUser(sql: Sql, userNumber: string): User | undefined {
  * Unregisters the user's devices (with their messages), then removes the user: its connections and
  * their subscriptions cascade; its tokens stay, revoked, so they answer 1202.
  */
-export function deleteUser(sql: Sql, userNumber: string, at: number): boolean {
+function deleteUser(sql: Sql, userNumber: string, at: number): boolean {
   return sql.write(() => {
     if (!getUser(sql, userNumber)) return false;
     for (const deviceId of userDeviceIds(sql, userNumber)) unregisterDevice(sql, deviceId, userNumber, at);
@@ -124,7 +120,7 @@ export function deleteUser(sql: Sql, userNumber: string, at: number): boolean {
   });
 }
 
-export function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): void {
+function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): void {
   sql.write(() => {
     sql.run(
       'INSERT INTO access_tokens (token_hash, user_number, service_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -143,7 +139,7 @@ export function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 're
   });
 }
 
-export function getToken(sql: Sql, tokenHash: string): AccessToken | undefined {
+function getToken(sql: Sql, tokenHash: string): AccessToken | undefined {
   const row = sql.one<TokenRow>(
     'SELECT token_hash, user_number, service_id, expires_at, revoked_at, revoked_reason FROM access_tokens WHERE token_hash = ?',
     tokenHash,
@@ -151,7 +147,7 @@ export function getToken(sql: Sql, tokenHash: string): AccessToken | undefined {
   return row && toToken(row);
 }
 
-export function getConnection(sql: Sql, serviceId: string, userNumber: string): Connection | undefined {
+function getConnection(sql: Sql, serviceId: string, userNumber: string): Connection | undefined {
   const row = sql.one<ConnectionRow>(
     'SELECT service_id, user_number, device_list_loaded_at FROM connections WHERE service_id = ? AND user_number = ?',
     serviceId,
@@ -160,7 +156,7 @@ export function getConnection(sql: Sql, serviceId: string, userNumber: string): 
   return row && toConnection(row);
 }
 
-export function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): void {
+function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): void {
   sql.run(
     'UPDATE connections SET device_list_loaded_at = ? WHERE service_id = ? AND user_number = ? AND device_list_loaded_at IS NULL',
     at,
@@ -170,7 +166,7 @@ export function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: st
 }
 
 /** Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. */
-export function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): boolean {
+function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): boolean {
   return sql.write(() => {
     revokeTokens(sql, 'service_id = ? AND user_number = ?', [serviceId, userNumber], at);
     return sql.run('DELETE FROM connections WHERE service_id = ? AND user_number = ?', serviceId, userNumber) === 1;
@@ -184,4 +180,12 @@ function revokeTokens(sql: Sql, where: string, params: string[], at: number): vo
     at,
     ...params,
   );
+}
+
+/** The accounts area on SQLite. */
+export function sqliteAccounts(sql: Sql): AccountsArea {
+  return area(sql, {
+    createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
+    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
+  });
 }

@@ -1,9 +1,11 @@
 /** The outbox: messages recorded with the change that caused them, their order, their admin views. */
 import { newMessageId } from '../../ids.js';
 import { messageBody, messageKind, type MessageSpec } from '../messages.js';
-import type { DeliveryAttempt, MessageFilter, OutboxMessage } from '../store.js';
-import type { Param, Sql } from './database.js';
+import type { DeliveryAttempt, OutboxMessage } from '../../core/model.js';
+import type { MessageFilter } from '../areas/outbox.js';
+import { area, type Param, type Sql } from './database.js';
 import { toAttempt, toMessage, type AttemptRow, type OutboxRow } from './rows.js';
+import type { OutboxArea } from '../areas/outbox.js';
 
 /** What the admin API lists when it gives no limit. */
 const DEFAULT_LIST_LIMIT = 100;
@@ -55,7 +57,7 @@ function nextSequence(sql: Sql, serviceId: string, deviceId: string): number {
 }
 
 /** A service's messages, newest first. */
-export function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): OutboxMessage[] {
+function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): OutboxMessage[] {
   const { status = null, deviceId = null, since = null, limit = DEFAULT_LIST_LIMIT } = filter;
   const rows = sql.all<OutboxRow>(
     `SELECT ${OUTBOX_COLUMNS} FROM outbox
@@ -77,13 +79,13 @@ export function listMessages(sql: Sql, serviceId: string, filter: MessageFilter)
   return rows.map(toMessage);
 }
 
-export function getMessage(sql: Sql, messageId: string): OutboxMessage | undefined {
+function getMessage(sql: Sql, messageId: string): OutboxMessage | undefined {
   const row = sql.one<OutboxRow>(`SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE message_id = ?`, messageId);
   return row && toMessage(row);
 }
 
 /** The attempts of the given messages, by message then attempt number. */
-export function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] {
+function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] {
   const rows = sql.all<AttemptRow>(
     `SELECT message_id, attempt, started_at, duration_ms, response_status, response_body, error
      FROM delivery_attempts
@@ -99,7 +101,7 @@ export function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] 
  * attempts, in one short write: reports and deliveries wait for it no longer than for one of theirs.
  * Their queues' numbers stay in message_sequences.
  */
-export function deleteOldMessages(sql: Sql, before: number, limit: number): number {
+function deleteOldMessages(sql: Sql, before: number, limit: number): number {
   return sql.write(() => {
     const old = sql.all<{ id: number; message_id: string }>(
       `SELECT id, message_id FROM outbox INDEXED BY outbox_closed
@@ -126,11 +128,11 @@ interface QueueRow {
   device_id: string;
 }
 
-export function resendMessage(sql: Sql, messageId: string, now: number): boolean {
+function resendMessage(sql: Sql, messageId: string, now: number): boolean {
   return requeue(sql, `${REQUEUE} WHERE message_id = ?`, now, messageId) === 1;
 }
 
-export function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): number {
+function recoverFailed(sql: Sql, serviceId: string, since: number, now: number): number {
   return requeue(sql, `${REQUEUE} WHERE service_id = ? AND status = 'failed' AND created_at >= ?`, now, serviceId, since);
 }
 
@@ -167,7 +169,7 @@ const listeners = new WeakMap<Sql, Set<() => void>>();
 const notifying = new WeakSet<Sql>();
 
 /** Calls `listener` after each commit of this database that made messages due. */
-export function watchOutbox(sql: Sql, listener: () => void): () => void {
+function watchOutbox(sql: Sql, listener: () => void): () => void {
   const set = listeners.get(sql) ?? new Set<() => void>();
   listeners.set(sql, set);
   set.add(listener);
@@ -194,4 +196,9 @@ function notifyAfterCommit(sql: Sql): void {
 export function notifyIf(sql: Sql, changed: number): number {
   if (changed > 0) notifyAfterCommit(sql);
   return changed;
+}
+
+/** The outbox area on SQLite; `watchOutbox` hears this process's commits only: another process writing the same file is seen by the dispatcher's poll. */
+export function sqliteOutbox(sql: Sql): OutboxArea {
+  return area(sql, { listMessages, getMessage, listAttempts, resendMessage, recoverFailed, deleteOldMessages, watchOutbox });
 }

@@ -1,7 +1,8 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
-import type { Param, Sql } from './database.js';
-import { unregisterDevice, userDeviceIds } from './devices.js';
+import { patchService, type AccessToken, type Connection, type NewService, type Service, type ServicePatch, type User } from '../../core/model.js';
+import { area, type Sql } from './database.js';
+import { unregisterDevice, userDeviceIds } from './postgres-devices.js';
+import type { AccountsArea } from '../areas/accounts.js';
 
 /** A service with its webhook secrets (newest first) in one row, shaped as `Service`. */
 const SERVICE = `SELECT s.service_id AS "serviceId", s.name, s.key_hash AS "keyHash", s.allowed_devices AS "allowedDevices",
@@ -13,7 +14,7 @@ const SERVICE = `SELECT s.service_id AS "serviceId", s.name, s.key_hash AS "keyH
   FROM services s`;
 
 /** One statement: the service and its first secret are written together or not at all. */
-export async function createService(sql: Sql, service: NewService, at: number): Promise<Service> {
+async function createService(sql: Sql, service: NewService, at: number): Promise<Service> {
   await sql.run(
     `WITH created AS (
        INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at)
@@ -44,36 +45,34 @@ export async function createService(sql: Sql, service: NewService, at: number): 
   };
 }
 
-export async function getService(sql: Sql, serviceId: string): Promise<Service | undefined> {
+async function getService(sql: Sql, serviceId: string): Promise<Service | undefined> {
   return sql.one<Service>(`${SERVICE} WHERE s.service_id = $1`, serviceId);
 }
 
-export async function listServices(sql: Sql): Promise<Service[]> {
+async function listServices(sql: Sql): Promise<Service[]> {
   return sql.all<Service>(`${SERVICE} ORDER BY s.created_at, s.service_id COLLATE "C"`);
 }
 
-/** The column each patchable field is stored in; only these names ever reach the SQL text. */
-const PATCH_COLUMNS: { [K in keyof Required<ServicePatch>]: string } = {
-  name: 'name',
-  allowedDevices: 'allowed_devices',
-  callbackUrl: 'callback_url',
-  eventCallbackUrl: 'event_callback_url',
-  enabled: 'enabled',
-};
-
-/** A patch field present but undefined means "not given", not "set to undefined". */
-export async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
-  const given = (Object.keys(PATCH_COLUMNS) as (keyof ServicePatch)[]).filter((field) => patch[field] !== undefined);
-  if (given.length === 0) return getService(sql, serviceId);
+/** Read under its row lock, patched as the domain says, written whole: concurrent patches take turns. */
+async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
   return sql.transaction(async (tx) => {
-    const sets = given.map((field, i) => `${PATCH_COLUMNS[field]} = $${i + 2}`);
-    const values = given.map((field): Param => patch[field] ?? null);
-    const changed = await tx.run(`UPDATE services SET ${sets.join(', ')} WHERE service_id = $1`, serviceId, ...values);
-    return changed === 1 ? getService(tx, serviceId) : undefined;
+    const current = await tx.one<Service>(`${SERVICE} WHERE s.service_id = $1 FOR UPDATE OF s`, serviceId);
+    if (!current) return undefined;
+    const next = patchService(current, patch);
+    await tx.run(
+      'UPDATE services SET name = $2, allowed_devices = $3, callback_url = $4, event_callback_url = $5, enabled = $6 WHERE service_id = $1',
+      serviceId,
+      next.name,
+      next.allowedDevices,
+      next.callbackUrl,
+      next.eventCallbackUrl,
+      next.enabled,
+    );
+    return next;
   });
 }
 
-export async function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean> {
+async function rotateWebhookSecret(sql: Sql, serviceId: string, secret: string, at: number, previousExpiresAt: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
     // Concurrent rotations of one service take turns, so exactly one secret stays current.
     if (!(await tx.one('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId))) return false;
@@ -91,7 +90,7 @@ export async function rotateWebhookSecret(sql: Sql, serviceId: string, secret: s
   });
 }
 
-export async function createUser(sql: Sql, user: User): Promise<boolean> {
+async function createUser(sql: Sql, user: User): Promise<boolean> {
   const inserted = await sql.run(
     'INSERT INTO users (user_number, country_code, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
     user.userNumber,
@@ -101,7 +100,7 @@ export async function createUser(sql: Sql, user: User): Promise<boolean> {
   return inserted === 1;
 }
 
-export async function getUser(sql: Sql, userNumber: string): Promise<User | undefined> {
+async function getUser(sql: Sql, userNumber: string): Promise<User | undefined> {
   return sql.one<User>(
     'SELECT user_number AS "userNumber", country_code AS "countryCode", created_at AS "createdAt" FROM users WHERE user_number = $1',
     userNumber,
@@ -112,7 +111,7 @@ export async function getUser(sql: Sql, userNumber: string): Promise<User | unde
  * Unregisters the user's devices (with their messages), then removes the user: its connections and
  * their subscriptions cascade; its tokens stay, revoked, so they answer 1202.
  */
-export async function deleteUser(sql: Sql, userNumber: string, at: number): Promise<boolean> {
+async function deleteUser(sql: Sql, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
     // Locked first: a device cannot be shared with a user being deleted.
     if (!(await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR UPDATE', userNumber))) return false;
@@ -123,7 +122,7 @@ export async function deleteUser(sql: Sql, userNumber: string, at: number): Prom
 }
 
 /** One statement: an unknown user fails the connection's foreign key, and the token goes with it. */
-export async function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void> {
+async function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt' | 'revokedReason'>, at: number): Promise<void> {
   await sql.run(
     `WITH issued AS (
        INSERT INTO access_tokens (token_hash, user_number, service_id, expires_at, created_at)
@@ -140,7 +139,7 @@ export async function createToken(sql: Sql, token: Omit<AccessToken, 'revokedAt'
   );
 }
 
-export async function getToken(sql: Sql, tokenHash: string): Promise<AccessToken | undefined> {
+async function getToken(sql: Sql, tokenHash: string): Promise<AccessToken | undefined> {
   return sql.one<AccessToken>(
     `SELECT token_hash AS "tokenHash", user_number AS "userNumber", service_id AS "serviceId", expires_at AS "expiresAt",
             revoked_at AS "revokedAt", revoked_reason AS "revokedReason"
@@ -149,7 +148,7 @@ export async function getToken(sql: Sql, tokenHash: string): Promise<AccessToken
   );
 }
 
-export async function getConnection(sql: Sql, serviceId: string, userNumber: string): Promise<Connection | undefined> {
+async function getConnection(sql: Sql, serviceId: string, userNumber: string): Promise<Connection | undefined> {
   return sql.one<Connection>(
     `SELECT service_id AS "serviceId", user_number AS "userNumber", device_list_loaded_at AS "deviceListLoadedAt"
      FROM connections WHERE service_id = $1 AND user_number = $2`,
@@ -158,7 +157,7 @@ export async function getConnection(sql: Sql, serviceId: string, userNumber: str
   );
 }
 
-export async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<void> {
+async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<void> {
   await sql.run(
     'UPDATE connections SET device_list_loaded_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_list_loaded_at IS NULL',
     at,
@@ -168,7 +167,7 @@ export async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumb
 }
 
 /** Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. */
-export async function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<boolean> {
+async function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
     await revokeTokens(tx, 'service_id = $2 AND user_number = $3', [serviceId, userNumber], at);
     return (await tx.run('DELETE FROM connections WHERE service_id = $1 AND user_number = $2', serviceId, userNumber)) === 1;
@@ -182,4 +181,12 @@ async function revokeTokens(sql: Sql, where: string, params: string[], at: numbe
     at,
     ...params,
   );
+}
+
+/** The accounts area on PostgreSQL. */
+export function postgresAccounts(sql: Sql): AccountsArea {
+  return area(sql, {
+    createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
+    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
+  });
 }

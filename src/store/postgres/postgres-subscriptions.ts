@@ -4,8 +4,11 @@
  * A subscription to a device of a type the service no longer allows stays, dormant: it is neither
  * listed, counted nor told anything, and wakes if the type is allowed again (DESIGN J).
  */
-import type { EventSubscribeResult, EventSubscription, PushSubscription } from '../store.js';
-import type { Sql } from './database.js';
+import type { EventSubscription, PushSubscription } from '../../core/model.js';
+import { mayCreateEventSubscription } from '../rules.js';
+import type { EventSubscribeResult } from '../areas/subscriptions.js';
+import { area, type Sql } from './database.js';
+import type { SubscriptionsArea } from '../areas/subscriptions.js';
 
 /** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
 export function allowsType(service: string, deviceType: string): string {
@@ -19,7 +22,7 @@ function visibleOf(table: string): string {
 }
 
 /** Oldest first. */
-export async function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): Promise<PushSubscription[]> {
+async function listPushSubscriptions(sql: Sql, serviceId: string, userNumber: string): Promise<PushSubscription[]> {
   return sql.all<PushSubscription>(
     `SELECT x.service_id AS "serviceId", x.user_number AS "userNumber", x.device_id AS "deviceId", x.created_at AS "createdAt"
      FROM ${visibleOf('push_subscriptions')} ORDER BY x.id`,
@@ -28,7 +31,7 @@ export async function listPushSubscriptions(sql: Sql, serviceId: string, userNum
   );
 }
 
-export async function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean> {
+async function addPushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, at: number): Promise<boolean> {
   const inserted = await sql.run(
     'INSERT INTO push_subscriptions (service_id, user_number, device_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
     serviceId,
@@ -39,7 +42,7 @@ export async function addPushSubscription(sql: Sql, serviceId: string, userNumbe
   return inserted === 1;
 }
 
-export async function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): Promise<boolean> {
+async function removePushSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string): Promise<boolean> {
   const removed = await sql.run(
     'DELETE FROM push_subscriptions WHERE service_id = $1 AND user_number = $2 AND device_id = $3',
     serviceId,
@@ -50,7 +53,7 @@ export async function removePushSubscription(sql: Sql, serviceId: string, userNu
 }
 
 /** Unexpired at `now`, oldest first. */
-export async function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
+async function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string, now: number): Promise<EventSubscription[]> {
   return sql.all<EventSubscription>(
     `SELECT x.service_id AS "serviceId", x.user_number AS "userNumber", x.device_id AS "deviceId", x.expires_at AS "expiresAt"
      FROM ${visibleOf('event_subscriptions')} AND x.expires_at > $3 ORDER BY x.id`,
@@ -65,7 +68,7 @@ export async function listEventSubscriptions(sql: Sql, serviceId: string, userNu
  * limit, counted as GET /event lists them. The pair's connection row is locked first, so concurrent
  * subscribers of one pair count in turn and never pass the limit together.
  */
-export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
+async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult> {
   return sql.transaction(async (tx) => {
     // No connection: the insert below fails its foreign key, as the interface asks.
     await tx.run('SELECT 1 FROM connections WHERE service_id = $1 AND user_number = $2 FOR NO KEY UPDATE', sub.serviceId, sub.userNumber);
@@ -83,7 +86,7 @@ export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, 
       sub.userNumber,
       now,
     );
-    if ((held?.n ?? 0) >= limit) return 'limit';
+    if (!mayCreateEventSubscription(held?.n ?? 0, limit)) return 'limit';
     await tx.run(
       'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
       sub.serviceId,
@@ -97,7 +100,7 @@ export async function upsertEventSubscription(sql: Sql, sub: EventSubscription, 
 }
 
 /** Deletes the subscription whatever its state; true only when it was still unexpired. */
-export async function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean> {
+async function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean> {
   const removed = await sql.one<{ expiresAt: number }>(
     `DELETE FROM event_subscriptions WHERE service_id = $1 AND user_number = $2 AND device_id = $3
      RETURNING expires_at AS "expiresAt"`,
@@ -108,7 +111,7 @@ export async function removeEventSubscription(sql: Sql, serviceId: string, userN
   return removed !== undefined && removed.expiresAt > now;
 }
 
-export async function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
+async function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
   if (deviceIds.length === 0) return new Set();
   const rows = await sql.all<{ deviceId: string }>(
     `SELECT device_id AS "deviceId" FROM event_subscriptions
@@ -122,6 +125,14 @@ export async function reportableDeviceIds(sql: Sql, serviceId: string, userNumbe
 }
 
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
-export async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<number> {
+async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<number> {
   return sql.run('DELETE FROM event_subscriptions WHERE expires_at <= $1', now);
+}
+
+/** The subscriptions area on PostgreSQL. */
+export function postgresSubscriptions(sql: Sql): SubscriptionsArea {
+  return area(sql, {
+    listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
+  });
 }

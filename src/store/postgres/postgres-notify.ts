@@ -24,14 +24,14 @@ export async function notifyLookupChange(sql: Sql, change: LookupChange): Promis
 }
 
 /** `service:<serviceId>`, `user:<userNumber>` or `device:<deviceId>`. */
-export function encodeLookupChange(change: LookupChange): string {
+function encodeLookupChange(change: LookupChange): string {
   if ('serviceId' in change) return `service:${change.serviceId}`;
   if ('userNumber' in change) return `user:${change.userNumber}`;
   return `device:${change.deviceId}`;
 }
 
 /** undefined for a payload this version does not know (a newer node may send more kinds). */
-export function decodeLookupChange(payload: string): LookupChange | undefined {
+function decodeLookupChange(payload: string): LookupChange | undefined {
   const colon = payload.indexOf(':');
   if (colon < 0) return undefined;
   const id = payload.slice(colon + 1);

@@ -1,0 +1,47 @@
+/** Devices, the users they are registered to, and their status; every change records its messages. */
+import type { DeviceStatus } from '../../catalog/types.js';
+import type { Device, DeviceState, NewDevice } from '../../core/model.js';
+
+/** A device's state with its status as the JSON text stored: a status read splices it into the answer unparsed. */
+export interface DeviceStatusJson {
+  statusJson: string;
+  version: number;
+  online: boolean;
+}
+
+export interface DevicesArea {
+  /**
+   * Registers a device to its owner, with its first status (version 1); records DEVICE_REGISTERED.
+   * Rejects, writing nothing, when the device id is taken or the owner is unknown.
+   */
+  registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device>;
+  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. false when either is unknown or it is already theirs. */
+  shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
+  /**
+   * Unregisters a device from one user: records DEVICE_UNREGISTERED, deletes that user's subscriptions
+   * to it, and deletes the device itself when no user is left.
+   */
+  unregisterDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
+  /** Renames a device; records DEVICE_ALIAS_CHANGED unless the alias is unchanged. undefined when unknown. */
+  renameDevice(deviceId: string, alias: string, at: number): Promise<Device | undefined>;
+  getDevice(deviceId: string): Promise<Device | undefined>;
+  /** Devices registered to the user (owned or shared), oldest first. */
+  listUserDevices(userNumber: string): Promise<Device[]>;
+  /** Every virtual appliance, oldest first: the simulator adopts them at start. */
+  listVirtualDevices(): Promise<Device[]>;
+
+  getDeviceState(deviceId: string): Promise<DeviceState | undefined>;
+  getDeviceStatusJson(deviceId: string): Promise<DeviceStatusJson | undefined>;
+  /**
+   * Replaces the device's status with `status` (which already includes `report`), increments its
+   * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event
+   * subscription. An empty report changes nothing and returns the current version. Rejects when the
+   * device is unknown.
+   */
+  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number>;
+  /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
+  recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
+  setOnline(deviceId: string, online: boolean): Promise<boolean>;
+  /** How many devices are connected now (a gauge of /metrics). */
+  countOnlineDevices(): Promise<number>;
+}

@@ -1,0 +1,143 @@
+/**
+ * Contract: what is reached from beside the store, through another connection that each backend
+ * gives (`SideConnection`): a change and its messages commit together or not at all when a fault
+ * (a trigger) fails recording one of them; and messages in states only the delivery engine sets.
+ */
+import { afterEach, expect, it } from 'vitest';
+import type { DeliveryAttempt, MessageStatus } from '../../../src/core/model.js';
+import type { Store } from '../../../src/store/store.js';
+import { addDevice, addService, addUser, connect, freshStore, HOUR, newDevice, recorded, T0 } from './world.js';
+
+/** Reaches the database of the store opened last, from another connection. */
+export interface SideConnection {
+  /** Recording a message (an outbox row) for which `condition` holds fails with `injected fault`; `NEW.<column>` names the row's columns. */
+  failMessagesWhere(condition: string): Promise<void>;
+  /** Removes the fault: the database may outlive the test. */
+  clear(): Promise<void>;
+  /** The rows in `table`. */
+  count(table: string): Promise<number>;
+  /** Sets a message's state as a node still holding its lease would (owner `node-a`, fencing token 7, lease until `T0 + HOUR`). */
+  settle(messageId: string, status: MessageStatus, attempts: number, deliveredAt: number | null): Promise<void>;
+  addAttempt(attempt: DeliveryAttempt): Promise<void>;
+  /** The message's lease, as stored. */
+  lease(messageId: string): Promise<{ owner: string | null; expiresAt: number | null; fencingToken: number }>;
+}
+
+export function faultsContract(open: () => Promise<Store>, faults: SideConnection): void {
+  const store = freshStore(open);
+  afterEach(() => faults.clear());
+
+  it('leaves no device, message or sequence behind when recording the second message fails', async () => {
+    await addService(store(), 'S1');
+    await addService(store(), 'S2');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await connect(store(), 'S2', 'U1');
+    await faults.failMessagesWhere("NEW.service_id = 'S2'");
+
+    await expect(addDevice(store(), 'D1', 'U1')).rejects.toThrow(/injected fault/);
+
+    expect(await store().getDevice('D1')).toBeUndefined();
+    expect(await store().getDeviceState('D1')).toBeUndefined();
+    expect(await store().listUserDevices('U1')).toEqual([]);
+    expect(await faults.count('outbox')).toBe(0);
+    expect(await faults.count('message_sequences')).toBe(0);
+
+    await faults.clear();
+    await addDevice(store(), 'D1', 'U1');
+    expect((await recorded(store(), 'S1')).map((m) => m.message.sequence)).toEqual([1]);
+  });
+
+  it('keeps the old status and version when recording the event fails', async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+    await faults.failMessagesWhere("NEW.kind = 'event'");
+
+    await expect(store().applyReport('D1', { a: 2 }, { a: 2 }, T0 + 1)).rejects.toThrow(/injected fault/);
+
+    expect(await store().getDeviceState('D1')).toMatchObject({ status: newDevice('D1').status, version: 1 });
+    expect(await faults.count('outbox')).toBe(1);
+  });
+
+  it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    await store().addPushSubscription('S1', 'U1', 'D1', T0);
+    await faults.failMessagesWhere("NEW.push_type = 'DEVICE_UNREGISTERED'");
+
+    await expect(store().deleteUser('U1', T0 + 1)).rejects.toThrow(/injected fault/);
+
+    expect(await store().getUser('U1')).toBeDefined();
+    expect((await store().getDevice('D1'))?.userNumbers).toEqual(['U1']);
+    expect(await store().listPushSubscriptions('S1', 'U1')).toHaveLength(1);
+    expect(await store().getToken('tok-S1-U1')).toMatchObject({ revokedAt: null });
+  });
+}
+
+export function deliveryStatesContract(open: () => Promise<Store>, side: SideConnection): void {
+  const store = freshStore(open);
+
+  /** Three DEVICE_PUSH messages to S1, oldest first. */
+  async function threePushes(): Promise<string[]> {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1', false);
+    await addDevice(store(), 'D1', 'U1');
+    await store().addPushSubscription('S1', 'U1', 'D1', T0);
+    for (const at of [T0 + 1, T0 + 2, T0 + 3]) await store().recordPush('D1', 'WASHING_IS_COMPLETE', at);
+    return (await recorded(store(), 'S1')).map((m) => m.message.messageId);
+  }
+
+  const attempt = (messageId: string, n: number, startedAt: number, durationMs: number, responseStatus: number | null, responseBody: string | null, error: string | null): DeliveryAttempt => ({
+    messageId,
+    attempt: n,
+    startedAt,
+    durationMs,
+    responseStatus,
+    responseBody,
+    error,
+  });
+
+  it('lists the attempts of the given messages, by message then attempt, times to the microsecond', async () => {
+    const [a = '', b = '', c = ''] = (await threePushes()).sort();
+    await side.addAttempt(attempt(b, 2, T0 + 20, 12.5, 200, 'ok', null));
+    await side.addAttempt(attempt(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms'));
+    await side.addAttempt(attempt(a, 1, T0 + 5, 3, 503, 'busy', null));
+    await side.addAttempt(attempt(c, 1, T0 + 30, 3, 503, 'busy', null));
+    expect(await store().listAttempts([b, a])).toEqual([
+      attempt(a, 1, T0 + 5, 3, 503, 'busy', null),
+      attempt(b, 1, T0 + 10, 10000, null, null, 'timeout after 10000 ms'),
+      attempt(b, 2, T0 + 20, 12.5, 200, 'ok', null),
+    ]);
+  });
+
+  it('resends a delivered or failed message: pending, due now, lease cleared and fenced, attempts kept', async () => {
+    const [a = '', b = ''] = await threePushes();
+    await side.settle(a, 'delivered', 1, T0 + 10);
+    await side.settle(b, 'failed', 8, null);
+    expect(await store().resendMessage(a, T0 + 100)).toBe(true);
+    expect(await store().getMessage(a)).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: T0 + 100, deliveredAt: null });
+    expect(await side.lease(a)).toEqual({ owner: null, expiresAt: null, fencingToken: 8 });
+    expect(await store().resendMessage(b, T0 + 100)).toBe(true);
+    expect(await store().getMessage(b)).toMatchObject({ status: 'pending', attempts: 8, nextAttemptAt: T0 + 100 });
+  });
+
+  it('recovers the failed messages of a service created since a time', async () => {
+    const ids = await threePushes();
+    for (const id of ids) await side.settle(id, 'failed', 8, null);
+    expect(await store().recoverFailed('S1', T0 + 2, T0 + 100)).toBe(2);
+    const states = (await recorded(store(), 'S1')).map((m) => [m.message.status, m.message.nextAttemptAt]);
+    expect(states).toEqual([
+      ['failed', T0 + 1],
+      ['pending', T0 + 100],
+      ['pending', T0 + 100],
+    ]);
+    expect(await store().listMessages('S1', { status: 'failed' })).toHaveLength(1);
+    expect(await store().recoverFailed('S2', 0, T0)).toBe(0);
+  });
+}
