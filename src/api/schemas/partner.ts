@@ -2,6 +2,13 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../errors.js';
 
+/**
+ * The three credentials of every partner operation, as the security schemes of the published document
+ * (src/docs/document.ts): documented there, not as header parameters, so that "Try it out" sends them.
+ * PartnerHeaders still declares them; checkHeaders refuses their absence before any schema runs.
+ */
+export const PARTNER_SECURITY = [{ accessToken: [], serviceId: [], serviceKey: [] }];
+
 export const PartnerHeaders = Type.Object({
   authorization: Type.String({ description: "The user's access token, bare or as `Bearer <token>`." }),
   'x-country-code': Type.String({ description: "ISO 3166-1 alpha-2, upper case; a country of this deployment's region.", examples: ['KR'] }),
