@@ -16,6 +16,33 @@ import { hasChromium, launchBrowser } from '../helpers/browser.js';
 /** Where the test leaves its screenshots, to look at: the top of the page, and the answer after Execute. */
 const SCREENSHOTS = { top: join(tmpdir(), 'appliance-cloud-docs-top.png'), answer: join(tmpdir(), 'appliance-cloud-docs-try-it-out.png') };
 
+describe('the docs page\'s own routes', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it('GET / leads to /docs', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/' });
+    expect([res.statusCode, res.headers.location]).toEqual([302, '/docs']);
+  });
+
+  it('presets no credentials until the sandbox gives its own, then those three', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/docs/try-it-out.json' })).json()).toEqual({});
+    t.tryItOut.preset({ accessToken: 'token', serviceId: 'svc', serviceKey: 'key' });
+    expect((await t.app.inject({ method: 'GET', url: '/docs/try-it-out.json' })).json()).toEqual({ accessToken: 'token', serviceId: 'svc', serviceKey: 'key' });
+  });
+
+  it('serves its script, style and logo from the process', async () => {
+    const page = (await t.app.inject({ method: 'GET', url: '/docs/' })).body;
+    for (const asset of ['theme/try-it-out.js', 'theme/theme.css', 'theme/logo.svg']) {
+      expect(page).toContain(asset);
+      expect((await t.app.inject({ method: 'GET', url: `/docs/static/${asset}` })).statusCode, asset).toBe(200);
+    }
+  });
+});
+
 describe.skipIf(!hasChromium)('/docs in a browser, in the sandbox world', () => {
   let t: TestApp;
   let world: SandboxWorld;
