@@ -90,7 +90,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   // The public document covers what is registered in this scope; the admin API has its own, behind its token.
   let tryItOut: TryItOut | undefined;
   await server.register(async (partner) => {
-    tryItOut = await publicDocs(partner, config);
+    tryItOut = await publicDocs(partner, config, noRoute);
     await partner.register(partnerApi(ctx));
     opsRoutes(partner, ctx, metrics, readiness);
   });

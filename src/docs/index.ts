@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { NoRouteHandler } from '../api/plugins/errors.js';
 import type { Config } from '../config.js';
 import { demoCountry } from '../regions.js';
 import { partnerDocumentOptions, withServers } from './document.js';
@@ -46,7 +47,7 @@ const uiConfig: UiConfig = {
 const hidden = { schema: { hide: true } };
 
 /** Registers the partner document, its UI and its other forms on `app`; routes registered after it are documented. */
-export async function publicDocs(app: FastifyInstance, config: Config): Promise<TryItOut> {
+export async function publicDocs(app: FastifyInstance, config: Config, noRoute: NoRouteHandler): Promise<TryItOut> {
   let preset: TryItOutCredentials | null = null;
   const document = (request: FastifyRequest) => withServers(app.swagger(), request, config);
   const logo = asset('logo.svg');
@@ -66,7 +67,8 @@ export async function publicDocs(app: FastifyInstance, config: Config): Promise<
     transformSpecification: (_swaggerObject, request) => document(request),
   });
 
-  app.get('/', hidden, async (_request, reply) => reply.redirect('/docs'));
+  // Only `/` itself: targets the router also brings here (`*`) are unknown paths, answered as such.
+  app.get('/', hidden, async (request, reply) => (request.url === '/' ? reply.redirect('/docs') : noRoute(request, reply)));
   // The servers entry depends on the request's Host: no shared cache may keep one host's copy for another.
   app.get('/openapi.json', hidden, async (request, reply) => {
     reply.header('cache-control', 'no-store');
