@@ -137,10 +137,12 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The document for one request: first this server as the request reached it (so that "Try it out"
- * calls the same origin the page came from), then the public base URL of DESIGN A.1.
+ * calls the same origin the page came from; https when a TLS proxy in front says so), then the public
+ * base URL of DESIGN A.1.
  */
 export function withServers(document: unknown, request: FastifyRequest, config: Pick<Config, 'region' | 'phase' | 'domain'>): Record<string, unknown> {
   const host = request.headers.host;
-  const here = typeof host === 'string' && HOST.test(host) ? [{ url: `http://${host}`, description: 'This server, as your request reached it' }] : [];
+  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  const here = typeof host === 'string' && HOST.test(host) ? [{ url: `${scheme}://${host}`, description: 'This server, as your request reached it' }] : [];
   return { ...(document as Record<string, unknown>), servers: [...here, { url: baseUrl(config), description: 'The public base URL of this deployment' }] };
 }

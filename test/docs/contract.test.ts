@@ -53,8 +53,12 @@ describe('the published contract', () => {
   }, 60_000);
   afterAll(() => t.close());
 
-  it('lists first the server as the request reached it, then the public base URL', () => {
+  it('lists first the server as the request reached it (https behind a TLS proxy that says so), then the public base URL', async () => {
     expect(doc.servers.map((s) => s.url)).toEqual(['http://partner.test:8080', 'https://kic-qa-ext.appliance-cloud.example']);
+    const proxied = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'api.partner.test', 'x-forwarded-proto': 'https' } })).json();
+    expect(proxied.servers[0].url).toBe('https://api.partner.test');
+    const odd = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'a b"<x>' } })).json();
+    expect(odd.servers.map((s: { url: string }) => s.url)).toEqual(['https://kic-qa-ext.appliance-cloud.example']);
   });
 
   it('lints with zero errors (Redocly, recommended rules), the partner and the admin document alike', async () => {
