@@ -10,12 +10,18 @@ import type { ParsedProfile, Property, Resource, ResourceEntry, ResourceSet } fr
 export type JsonSchema = Record<string, unknown>;
 type Side = 'status' | 'control';
 
-/** `DEVICE_WASHTOWER_WASHER` → `WashtowerWasher`: the stem of the type's component names. */
-export function typeStem(deviceType: string): string {
-  return deviceType.replace(/^DEVICE_/, '').toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+/** `DEVICE_ALIAS_CHANGED` → `DeviceAliasChanged`: constants of the interface as component names. */
+export function pascalCase(constant: string): string {
+  return constant.toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 }
 
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+/** `DEVICE_WASHTOWER_WASHER` → `WashtowerWasher`: the stem of the type's component names. */
+export function typeStem(deviceType: string): string {
+  return pascalCase(deviceType.replace(/^DEVICE_/, ''));
+}
+
+/** A reference to a named component of the document. */
+export const componentRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 /** The schema with a description naming the unit and anything else the schema cannot say. */
 function withUnit(schema: JsonSchema, property: Property, notes: string[] = []): JsonSchema {
@@ -160,7 +166,7 @@ export function typeSchemas(): TypeSchemas {
       names.control.push(`${stem}Control`);
     }
   }
-  const anyOf = (list: string[], description: string): JsonSchema => ({ description, anyOf: list.map(ref) });
+  const anyOf = (list: string[], description: string): JsonSchema => ({ description, anyOf: list.map(componentRef) });
   return {
     components,
     profile: anyOf(names.profile, 'The device profile in the ThinQ grammar, by device type.'),

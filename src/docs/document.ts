@@ -10,7 +10,7 @@ import { DEVICE_TYPES } from '../catalog/index.js';
 import { baseUrl, type Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { demoCountry } from '../regions.js';
-import { typeSchemas, type JsonSchema } from './catalog-schemas.js';
+import { componentRef as ref, typeSchemas, type JsonSchema } from './catalog-schemas.js';
 import { messageComponents, webhooksSection } from './webhooks.js';
 
 const PARTNER_SCHEMES = {
@@ -39,8 +39,6 @@ interface Operation {
   responses?: Record<string, { content?: Record<string, { schema: { properties?: Record<string, JsonSchema> } }> }>;
 }
 type Document = Record<string, unknown> & { paths?: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, JsonSchema> } };
-
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 /** The success envelope's `response` of an operation, replaced by a reference. */
 function setResponse(operation: Operation, schema: JsonSchema): void {

@@ -4,10 +4,11 @@
  */
 import { Type, type TSchema } from 'typebox';
 import type { PushType } from '../store/store.js';
+import { componentRef, pascalCase } from './catalog-schemas.js';
 
 const MessageId = Type.String({ pattern: '^[A-Za-z0-9_-]{22}$', description: 'Unique per message; the same on every retry (also header webhook-id).' });
 const Timestamp = Type.String({ description: 'When the message was produced: UTC, ISO 8601 without zone, microseconds', examples: ['2025-01-09T04:24:35.540658'] });
-const ref = (name: string) => Type.Unsafe<unknown>({ $ref: `#/components/schemas/${name}` });
+const ref = (name: string) => Type.Unsafe<unknown>(componentRef(name));
 const addressed = (pushType: PushType) => ({
   pushType: Type.Literal(pushType),
   serviceId: Type.String({ description: 'The service the message is for.' }),
@@ -50,7 +51,7 @@ const MESSAGES: readonly Message[] = [
     body: Type.Object({
       ...addressed('DEVICE_STATUS'),
       deviceType: ref('DeviceType'),
-      report: Type.Unsafe<unknown>({ description: 'Only the changed part, in status shape.', $ref: '#/components/schemas/DeviceStatus' }),
+      report: Type.Unsafe<unknown>({ description: 'Only the changed part, in status shape.', ...componentRef('DeviceStatus') }),
       userList: UserList,
     }),
   },
@@ -58,7 +59,7 @@ const MESSAGES: readonly Message[] = [
 
 /** `DEVICE_ALIAS_CHANGED` → `DeviceAliasChangedMessage`. */
 function componentName(pushType: PushType): string {
-  return `${pushType.toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Message`;
+  return `${pascalCase(pushType)}Message`;
 }
 
 const signatureHeader = (name: string, description: string) => ({ in: 'header', name, required: true, schema: { type: 'string' }, description });
@@ -87,7 +88,7 @@ export function webhooksSection(): Record<string, unknown> {
         signatureHeader('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret.'),
         signatureHeader('webhook-sequence', 'Per (service, device), increasing in the order the messages occurred.'),
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${componentName(pushType)}` } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: componentRef(componentName(pushType)) } } },
       responses: {
         '200': { description: 'Any 2xx: received.' },
         '410': { description: 'Gone: the endpoint is disabled; its messages are held until it is enabled again.' },
