@@ -18,15 +18,15 @@ import { simRoutes } from './sim.js';
 import { serviceRoutes } from './services.js';
 import { userRoutes } from './users.js';
 
-/** Checks `Authorization: Bearer <ADMIN_TOKEN>` in constant time; every refusal is 1301. */
-export function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) => void {
+/** Checks `Authorization: Bearer <ADMIN_TOKEN>` in constant time; every refusal is 1301 and names `what` it guards. */
+export function adminAuthorizer(adminToken: string | null, what = 'The admin API'): (request: FastifyRequest) => void {
   // Hashed once so that each check compares two digests of equal length, whatever was presented.
   const tokenHash = adminToken === null ? null : hashSecret(adminToken);
   return (request) => {
-    if (tokenHash === null) throw fail('1301', 'The admin API is disabled: set ADMIN_TOKEN.');
+    if (tokenHash === null) throw fail('1301', `${what} is disabled: set ADMIN_TOKEN.`);
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw fail('1301', 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.');
+    if (!match) throw fail('1301', `${what} needs header Authorization: Bearer <ADMIN_TOKEN>.`);
     if (!secretMatches(match[1]!, tokenHash)) throw fail('1301', 'The admin token is wrong.');
   };
 }

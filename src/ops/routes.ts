@@ -34,7 +34,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
   });
 
   // What the process counts is for its operators, not for anyone who can reach the public port.
-  const authorize = adminAuthorizer(config.adminToken);
+  const authorize = adminAuthorizer(config.adminToken, '/metrics');
   app.get('/metrics', { schema: hidden, onRequest: async (request) => authorize(request) }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
