@@ -105,10 +105,10 @@ export function partnerDocumentOptions(config: Config): SwaggerOptions {
       components: { securitySchemes: PARTNER_SCHEMES },
       tags: [
         { name: 'devices', description: 'Devices, their profiles and status, and control' },
-        { name: 'subscriptions', description: 'Push and event subscriptions: which messages your service receives' },
+        { name: 'push', description: 'Push subscriptions: which devices\' notifications (DEVICE_PUSH) your service receives' },
+        { name: 'event', description: 'Event subscriptions: which devices\' status changes (DEVICE_STATUS) your service receives, until they expire' },
         { name: 'users', description: "The user and the user's connection to your service" },
         { name: 'operations', description: 'Health and readiness' },
-        { name: 'messages', description: 'What your callback URLs receive' },
       ],
     },
     refResolver,

@@ -79,7 +79,6 @@ export function webhooksSection(): Record<string, unknown> {
       operationId: `on${componentName(pushType).replace(/Message$/, '')}`,
       summary,
       description: `POSTed to the service's ${kind === 'event' ? 'eventCallbackUrl (else its callbackUrl)' : 'callbackUrl'}; signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.`,
-      tags: ['messages'],
       // The receiver authenticates the sender by the signature, not by a credential of the caller.
       security: [],
       parameters: [
