@@ -11,7 +11,7 @@ import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
 import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
-import { publicDocs, type TryItOut } from './docs/index.js';
+import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
 
 export const BODY_LIMIT = 64 * 1024;
 /** The request line and headers together, as Node's parser counts them: the same bound as a body. */
@@ -88,13 +88,12 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   });
 
   // The public document covers what is registered in this scope; the admin API has its own, behind its token.
-  let tryItOut: TryItOut | undefined;
+  const tryItOut = createTryItOut();
   await server.register(async (partner) => {
-    tryItOut = await publicDocs(partner, config, noRoute);
+    await publicDocs(partner, config, noRoute, tryItOut);
     await partner.register(partnerApi(ctx));
     opsRoutes(partner, ctx, metrics, readiness);
   });
   adminRoutes(server, ctx, noRoute);
-  if (!tryItOut) throw new Error('the public docs were not registered');
   return { server, metrics, tryItOut };
 }

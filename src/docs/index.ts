@@ -23,6 +23,17 @@ export interface TryItOutCredentials {
 /** The docs page's preset credentials: none until the sandbox gives its own. */
 export interface TryItOut {
   preset(credentials: TryItOutCredentials): void;
+  current(): TryItOutCredentials | null;
+}
+
+export function createTryItOut(): TryItOut {
+  let preset: TryItOutCredentials | null = null;
+  return {
+    preset(credentials) {
+      preset = credentials;
+    },
+    current: () => preset,
+  };
 }
 
 const asset = (name: string): Buffer => readFileSync(new URL(`./assets/${name}`, import.meta.url));
@@ -47,8 +58,7 @@ const uiConfig: UiConfig = {
 const hidden = { schema: { hide: true } };
 
 /** Registers the partner document, its UI and its other forms on `app`; routes registered after it are documented. */
-export async function publicDocs(app: FastifyInstance, config: Config, noRoute: NoRouteHandler): Promise<TryItOut> {
-  let preset: TryItOutCredentials | null = null;
+export async function publicDocs(app: FastifyInstance, config: Config, noRoute: NoRouteHandler, tryItOut: TryItOut): Promise<void> {
   const document = (request: FastifyRequest) => withServers(app.swagger(), request, config);
   const logo = asset('logo.svg');
 
@@ -80,12 +90,6 @@ export async function publicDocs(app: FastifyInstance, config: Config, noRoute: 
   });
   app.get('/docs/try-it-out.json', hidden, async (_request, reply) => {
     reply.header('cache-control', 'no-store');
-    return preset ?? {};
+    return tryItOut.current() ?? {};
   });
-
-  return {
-    preset(credentials) {
-      preset = credentials;
-    },
-  };
 }
