@@ -215,7 +215,7 @@ async function admin(server: ServerUnderTest, method: 'POST' | 'PATCH', path: st
 
 /** The sum of `store_statements_total` on /metrics; null when the build does not count statements. */
 async function statementsOf(server: ServerUnderTest): Promise<number | null> {
-  const text = await (await request(`${server.url}/metrics`)).body.text();
+  const text = await (await request(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.text();
   const lines = text.split('\n').filter((line) => line.startsWith('store_statements_total'));
   return lines.length ? lines.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0) : null;
 }

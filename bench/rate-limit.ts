@@ -100,7 +100,7 @@ async function seed(server: ServerUnderTest): Promise<HttpRequest> {
 
 /** store_statements_total of /metrics (PostgreSQL only). */
 async function statementsOf(server: ServerUnderTest): Promise<number> {
-  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
   return Number(/^store_statements_total (\d+)$/m.exec(metrics)?.[1] ?? Number.NaN);
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// tsc emits only JavaScript: copy the data files the code reads at run time (src/**/*.sql, src/**/*.json)
+// tsc emits only JavaScript: copy the data files the code reads at run time (src/**/*.sql, src/**/*.json,
+// and the docs page's assets src/docs/assets/*)
 // to the same paths under dist/, e.g. src/store/sqlite/migrations/001_init.sql → dist/store/sqlite/migrations/.
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -9,11 +10,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const from = join(root, 'src');
 const to = join(root, 'dist');
 const ASSET = /\.(sql|json)$/;
+const DOCS_ASSETS = join(from, 'docs', 'assets');
 
 let copied = 0;
 for (const entry of readdirSync(from, { recursive: true, withFileTypes: true })) {
-  if (!entry.isFile() || !ASSET.test(entry.name)) continue;
   const source = join(entry.parentPath, entry.name);
+  if (!entry.isFile() || !(ASSET.test(entry.name) || entry.parentPath === DOCS_ASSETS)) continue;
   const target = join(to, relative(from, source));
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(source, target);

@@ -2,19 +2,16 @@
  * buildApp: the HTTP server with every route, not listening. `server.ts` listens; tests `inject()`.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { partnerApi } from './api/index.js';
 import { opsRoutes } from './ops/routes.js';
-import { baseUrl } from './config.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
 import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
-import { ERRORS } from './errors.js';
+import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
 
 export const BODY_LIMIT = 64 * 1024;
 /** The request line and headers together, as Node's parser counts them: the same bound as a body. */
@@ -25,12 +22,8 @@ const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 export interface App {
   server: FastifyInstance;
   metrics: Metrics;
-}
-
-/** The error table as a Markdown table, for the OpenAPI description: the docs come from the same source. */
-function errorTableMarkdown(): string {
-  const rows = Object.entries(ERRORS).map(([code, row]) => `| ${code} | ${row.http} | ${row.name} | ${row.when} |`);
-  return ['| code | HTTP | name | when |', '|---|---|---|---|', ...rows].join('\n');
+  /** The credentials /docs enters under Authorize: the sandbox presets its own. */
+  tryItOut: TryItOut;
 }
 
 export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
@@ -77,22 +70,6 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
 
   const noRoute = installErrorHandling(server, clock);
   server.addSchema(ErrorEnvelope);
-  await server.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Home Appliance Cloud Interface',
-        version: config.version,
-        description: `The partner interface of appliance-cloud. Every answer is an envelope; errors carry a code of this table:\n\n${errorTableMarkdown()}`,
-      },
-      servers: [{ url: baseUrl(config) }],
-      components: {
-        securitySchemes: { admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, for /admin' } },
-      },
-    },
-  });
-  await server.register(swaggerUi, { routePrefix: '/docs' });
-
   // Every request: its latency in the per-route histogram, and its log line (built only when info is logged).
   const logRequests = ['trace', 'debug', 'info'].includes(config.logLevel);
   server.addHook('onResponse', (request, reply, done) => {
@@ -110,8 +87,13 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     done();
   });
 
-  await server.register(partnerApi(ctx));
+  // The public document covers what is registered in this scope; the admin API has its own, behind its token.
+  const tryItOut = createTryItOut();
+  await server.register(async (partner) => {
+    await publicDocs(partner, config, noRoute, tryItOut);
+    await partner.register(partnerApi(ctx));
+    opsRoutes(partner, ctx, metrics, readiness);
+  });
   adminRoutes(server, ctx, noRoute);
-  opsRoutes(server, ctx, metrics, readiness);
-  return { server, metrics };
+  return { server, metrics, tryItOut };
 }

@@ -15,8 +15,8 @@ import type { Simulator } from './sim/simulator.js';
 import { openStore } from './store/index.js';
 
 export interface StartOptions {
-  /** Runs on the context before the server accepts requests: the sandbox seeds its world here. */
-  prepare?: (ctx: AppContext) => Promise<void>;
+  /** Runs on the context and the app before the server accepts requests: the sandbox seeds its world here. */
+  prepare?: (ctx: AppContext, app: App) => Promise<void>;
   /** When the configured HTTP or MQTT port is taken, listen on a free one instead of failing (the sandbox does). */
   anyPortIfTaken?: boolean;
 }
@@ -90,7 +90,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     gateway = mqtt.gateway;
     // The gateway feeds Devices, so it starts after them: real devices' commands reach it from now on.
     ctx.channels.attach('real', gateway.channel);
-    await options.prepare?.(ctx);
+    await options.prepare?.(ctx, app);
     // After prepare, so the simulator adopts the sandbox's freshly seeded appliances.
     await ctx.simulator.start();
     simulator = ctx.simulator;

@@ -8,11 +8,11 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
   const { devices, clock } = ctx;
 
   app.patch('/devices/:deviceId', {
-    schema: adminSchema('Rename a device', { description: 'Records DEVICE_ALIAS_CHANGED.', params: DeviceParams, body: RenameBody }, DeviceView, ['1205']),
+    schema: adminSchema('renameDevice', 'Rename a device', { description: 'Records DEVICE_ALIAS_CHANGED.', params: DeviceParams, body: RenameBody }, DeviceView, ['1205']),
   }, async (request) => answer(request, clock, deviceView(await devices.rename(request.params.deviceId, request.body.alias))));
 
   app.get('/devices/:deviceId', {
-    schema: adminSchema('Read a device with its status', { params: DeviceParams }, DeviceStateView, ['1205']),
+    schema: adminSchema('getDevice', 'Read a device with its status', { params: DeviceParams }, DeviceStateView, ['1205']),
   }, async (request) => {
     const device = await devices.get(request.params.deviceId);
     const state = await devices.state(device.deviceId);
@@ -21,7 +21,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/devices/:deviceId/report', {
     schema: adminSchema(
-      'Report a partial status, as the device would',
+      'reportDeviceStatus', 'Report a partial status, as the device would',
       { description: 'The same path as an MQTT report: it must fit the profile, and records DEVICE_STATUS for event subscribers.', params: DeviceParams, body: ReportBody },
       VersionView,
       ['1205'],
@@ -33,7 +33,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/devices/:deviceId/push', {
     schema: adminSchema(
-      'Raise a notification, as the device would',
+      'raiseDevicePush', 'Raise a notification, as the device would',
       { description: 'Records DEVICE_PUSH for each service with a push subscription.', params: DeviceParams, body: PushBody },
       Empty,
       ['1205'],
@@ -44,7 +44,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.post('/devices/:deviceId/connection', {
-    schema: adminSchema('Connect or disconnect a device, as its broker session would', { params: DeviceParams, body: ConnectionBody }, Empty, ['1205']),
+    schema: adminSchema('setDeviceConnection', 'Connect or disconnect a device, as its broker session would', { params: DeviceParams, body: ConnectionBody }, Empty, ['1205']),
   }, async (request) => {
     await devices.setConnection(request.params.deviceId, request.body.online);
     return answer(request, clock, {});

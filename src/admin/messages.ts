@@ -33,7 +33,7 @@ export function messageRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.get('/services/:serviceId/messages', {
     schema: adminSchema(
-      "List a service's messages with their delivery attempts",
+      'listServiceMessages', "List a service's messages with their delivery attempts",
       { description: 'Newest first. Filters: status, deviceId, since (ISO 8601), limit (1 to 1000, default 100).', params: ServiceIdParams, querystring: MessagesQuery },
       Type.Array(MessageView),
       ['1305'],
@@ -50,7 +50,7 @@ export function messageRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.post('/messages/:messageId/resend', {
-    schema: adminSchema('Resend one message', { description: 'Puts it back to pending, due now, whatever its status.', params: MessageParams }, Empty, ['1305']),
+    schema: adminSchema('resendMessage', 'Resend one message', { description: 'Puts it back to pending, due now, whatever its status.', params: MessageParams }, Empty, ['1305']),
   }, async (request) => {
     await accounts.resendMessage(request.params.messageId);
     return answer(request, clock, {});
@@ -58,7 +58,7 @@ export function messageRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/services/:serviceId/recover', {
     schema: adminSchema(
-      'Recover failed deliveries',
+      'recoverDeliveries', 'Recover failed deliveries',
       { description: 'Puts every failed message of the service created since `since` back to pending.', params: ServiceIdParams, body: RecoverBody },
       RecoverView,
       ['1305'],

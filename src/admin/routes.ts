@@ -3,10 +3,12 @@
  * admin token and a JSON content type before any body is read, on its unknown paths too (a stranger
  * learns nothing of the API's shape); the calls go to the same domain functions as the CLI.
  */
+import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkContentType } from '../api/checks.js';
 import type { NoRouteHandler } from '../api/plugins/errors.js';
 import type { ContextWithSimulator } from '../context.js';
+import { adminDocumentOptions, withServers } from '../docs/document.js';
 import { fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
 import type { AdminApp } from './common.js';
@@ -16,15 +18,15 @@ import { simRoutes } from './sim.js';
 import { serviceRoutes } from './services.js';
 import { userRoutes } from './users.js';
 
-/** Checks `Authorization: Bearer <ADMIN_TOKEN>` in constant time; every refusal is 1301. */
-function adminAuthorizer(adminToken: string | null): (request: FastifyRequest) => void {
+/** Checks `Authorization: Bearer <ADMIN_TOKEN>` in constant time; every refusal is 1301 and names `what` it guards. */
+export function adminAuthorizer(adminToken: string | null, what = 'The admin API'): (request: FastifyRequest) => void {
   // Hashed once so that each check compares two digests of equal length, whatever was presented.
   const tokenHash = adminToken === null ? null : hashSecret(adminToken);
   return (request) => {
-    if (tokenHash === null) throw fail('1301', 'The admin API is disabled: set ADMIN_TOKEN.');
+    if (tokenHash === null) throw fail('1301', `${what} is disabled: set ADMIN_TOKEN.`);
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw fail('1301', 'The admin API needs header Authorization: Bearer <ADMIN_TOKEN>.');
+    if (!match) throw fail('1301', `${what} needs header Authorization: Bearer <ADMIN_TOKEN>.`);
     if (!secretMatches(match[1]!, tokenHash)) throw fail('1301', 'The admin token is wrong.');
   };
 }
@@ -47,6 +49,12 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noR
     });
     // The plugin's own not-found handler runs its hooks: without the token, /admin/nowhere is 1301 like any admin call.
     admin.setNotFoundHandler(noRoute);
+    // The admin API's own document, behind the same token: it tells a stranger nothing either.
+    await admin.register(swagger, adminDocumentOptions(ctx.config));
+    admin.get('/openapi.json', { schema: { hide: true } }, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return withServers(admin.swagger(), request, ctx.config);
+    });
     const typed: AdminApp = admin.withTypeProvider();
     serviceRoutes(typed, ctx);
     userRoutes(typed, ctx);

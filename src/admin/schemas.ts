@@ -9,11 +9,12 @@ import { Envelope, errorResponses } from '../api/envelope.js';
 export const ADMIN_CODES: readonly ErrorCode[] = ['1000', '1101', '1102', '1301', '2000'];
 
 /**
- * A route's schema: its parts (params, querystring, body), the tag and security of the admin API,
+ * A route's schema: its operationId and summary, its parts (params, querystring, body), the tag and security of the admin API,
  * the success envelope around `response`, and the errors of ADMIN_CODES plus `codes`.
  */
-export function adminSchema<Parts extends object>(summary: string, parts: Parts, response: TSchema, codes: readonly ErrorCode[] = []) {
+export function adminSchema<Parts extends object>(operationId: string, summary: string, parts: Parts, response: TSchema, codes: readonly ErrorCode[] = []) {
   return {
+    operationId,
     summary,
     tags: ['admin'],
     security: [{ admin: [] }],

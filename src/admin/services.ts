@@ -19,7 +19,7 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/services', {
     schema: adminSchema(
-      'Create a calling service',
+      'createService', 'Create a calling service',
       { description: 'The service key and webhook secret are in this answer only.', body: NewServiceBody },
       NewServiceResponse,
     ),
@@ -29,16 +29,16 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.get('/services', {
-    schema: adminSchema('List the calling services', {}, Type.Array(ServiceView)),
+    schema: adminSchema('listServices', 'List the calling services', {}, Type.Array(ServiceView)),
   }, async (request) => answer(request, clock, (await accounts.listServices()).map(serviceView)));
 
   app.get('/services/:serviceId', {
-    schema: adminSchema('Read a calling service', { params: ServiceIdParams }, ServiceView, ['1305']),
+    schema: adminSchema('getService', 'Read a calling service', { params: ServiceIdParams }, ServiceView, ['1305']),
   }, async (request) => answer(request, clock, serviceView(await accounts.getService(request.params.serviceId))));
 
   app.patch('/services/:serviceId', {
     schema: adminSchema(
-      'Change a calling service',
+      'updateService', 'Change a calling service',
       { description: 'Any of the create fields, and `enabled` (`true` also enables a disabled delivery endpoint).', params: ServiceIdParams, body: ServicePatchBody },
       ServiceView,
       ['1305'],
@@ -55,7 +55,7 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
       request.body = {};
     },
     schema: adminSchema(
-      "Rotate a service's webhook secret",
+      'rotateWebhookSecret', "Rotate a service's webhook secret",
       {
         description: 'Body optional. Deliveries carry signatures of both the previous and the new secret for 24 h, or only the new one with `{"expirePreviousNow": true}`; a secret rotated out before the previous one stops signing at once.',
         params: ServiceIdParams,

@@ -35,7 +35,7 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
   const { simulator, clock } = ctx;
 
   app.put('/sim/time-scale', {
-    schema: adminSchema('Set the speed of virtual appliances', { description: 'Also SIM_TIME_SCALE at start.', body: TimeScale }, TimeScale),
+    schema: adminSchema('setSimTimeScale', 'Set the speed of virtual appliances', { description: 'Also SIM_TIME_SCALE at start.', body: TimeScale }, TimeScale),
   }, async (request) => {
     simulator.setTimeScale(request.body.scale);
     return answer(request, clock, { scale: simulator.timeScale });
@@ -43,7 +43,7 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
 
   app.post('/devices/:deviceId/sim', {
     schema: adminSchema(
-      'Act on a virtual appliance',
+      'actOnVirtualDevice', 'Act on a virtual appliance',
       {
         description: 'What a person at the appliance would do, or a sandbox shortcut; the change is reported (DEVICE_STATUS) and notified (DEVICE_PUSH) like any device report.',
         params: DeviceParams,
@@ -59,7 +59,7 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
 
   app.post('/sim/scenarios/:name', {
     schema: adminSchema(
-      'Run a scenario',
+      'runScenario', 'Run a scenario',
       { description: Object.entries(SCENARIOS).map(([name, s]) => `\`${name}\`: ${s.summary}`).join(' '), params: ScenarioParams, body: ScenarioBody },
       Started,
     ),

@@ -8,7 +8,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
   const { accounts, devices, clock } = ctx;
 
   app.post('/users', {
-    schema: adminSchema('Create a user', { body: NewUserBody }, UserView),
+    schema: adminSchema('createUser', 'Create a user', { body: NewUserBody }, UserView),
   }, async (request) => {
     const user = await accounts.createUser(request.body.countryCode, request.body.userNumber);
     return answer(request, clock, { userNumber: user.userNumber, countryCode: user.countryCode });
@@ -16,7 +16,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.delete('/users/:userNumber', {
     schema: adminSchema(
-      'Delete a user',
+      'deleteUser', 'Delete a user',
       { description: "Unregisters the user's devices first (with their DEVICE_UNREGISTERED messages) and disconnects it from every service.", params: UserParams },
       Empty,
       ['1202'],
@@ -28,7 +28,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/users/:userNumber/tokens', {
     schema: adminSchema(
-      'Issue an access token',
+      'issueToken', 'Issue an access token',
       { description: 'Connects the user to the service.', params: UserParams, body: NewTokenBody },
       TokenView,
       ['1202'],
@@ -40,7 +40,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/users/:userNumber/devices', {
     schema: adminSchema(
-      'Register a device to a user',
+      'registerDevice', 'Register a device to a user',
       { description: 'Records DEVICE_REGISTERED. The device secret is in this answer only. A virtual device is online at once; a real one once it connects.', params: UserParams, body: NewDeviceBody },
       NewDeviceResponse,
       ['1202'],
@@ -61,7 +61,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.post('/users/:userNumber/devices/:deviceId', {
     schema: adminSchema(
-      'Share a device with another user of the home',
+      'shareDevice', 'Share a device with another user of the home',
       { description: 'Records DEVICE_REGISTERED for that user.', params: UserDeviceParams },
       Empty,
       ['1202', '1205'],
@@ -73,7 +73,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.delete('/users/:userNumber/devices/:deviceId', {
     schema: adminSchema(
-      'Unregister a device from a user',
+      'unregisterDevice', 'Unregister a device from a user',
       { description: "Records DEVICE_UNREGISTERED and deletes that user's subscriptions to it; the device goes when no user is left.", params: UserDeviceParams },
       Empty,
       ['1202', '1205'],

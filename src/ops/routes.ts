@@ -1,6 +1,7 @@
-/** GET /health, /ready, /metrics, /openapi.json (and /docs, registered in app.ts) — DESIGN E. */
+/** GET /health, /ready and /metrics — DESIGN E; /metrics is an operator's page, behind the admin token. */
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
+import { adminAuthorizer } from '../admin/routes.js';
 import { baseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { fail } from '../errors.js';
@@ -13,7 +14,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
 
   app.get('/health', {
     schema: {
-      summary: 'Alive', tags: ['operations'],
+      operationId: 'getHealth', security: [], summary: 'Alive', tags: ['operations'],
       response: { 200: Envelope(Type.Object({ status: Type.Literal('ok'), baseUrl: Type.String(), version: Type.String(), region: Type.String(), phase: Type.String() })) },
     },
   }, async (request) => success(envelopeMessageId(request.headers['x-message-id']), {
@@ -22,7 +23,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
 
   app.get('/ready', {
     schema: {
-      summary: 'Ready: the store and the broker answer', tags: ['operations'],
+      operationId: 'getReadiness', security: [], summary: 'Ready: the store and the broker answer', tags: ['operations'],
       response: { 200: Envelope(Type.Object({ store: Type.Boolean(), broker: Type.Boolean() })), ...errorResponses(['2000']) },
     },
   }, async (request) => {
@@ -32,10 +33,10 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
     return success(envelopeMessageId(request.headers['x-message-id']), { store: true, broker: true }, clock);
   });
 
-  app.get('/metrics', { schema: hidden }, async (_request, reply) => {
+  // What the process counts is for its operators, not for anyone who can reach the public port.
+  const authorize = adminAuthorizer(config.adminToken, '/metrics');
+  app.get('/metrics', { schema: hidden, onRequest: async (request) => authorize(request) }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-
-  app.get('/openapi.json', { schema: hidden }, async () => app.swagger());
 }

@@ -20,9 +20,12 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
   let world: SandboxWorld | undefined;
   const server = await startServer({ ...config, adminToken }, {
     anyPortIfTaken: true,
-    prepare: async (ctx) => {
+    prepare: async (ctx, app) => {
       world = await seedSandbox(ctx, saved, { adminToken, ...(options.callbackUrl ? { callbackUrl: options.callbackUrl } : {}) });
       writeCredentials(file, world.credentials);
+      // "Try it out" in /docs calls as the demo service and user without typing their credentials.
+      const { accessToken, serviceId, serviceKey } = world.credentials;
+      app.tryItOut.preset({ accessToken, serviceId, serviceKey });
     },
   });
   if (!world) throw new Error('The sandbox world was not seeded');

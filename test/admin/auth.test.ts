@@ -154,9 +154,19 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect((await t.app.inject({ method: 'PATCH', url: `/admin/devices/${deviceId}`, headers: adminHeaders({ 'content-type': 'application/json' }), payload: '{"alias":"a\\\\u0000"}' })).statusCode).toBe(200);
   });
 
-  it('shows every admin call in /openapi.json under tag admin with the admin security scheme', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const adminPaths = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security: unknown }>>)
+  it('keeps its document behind the token: /admin/openapi.json answers 1301 without it, and the public /openapi.json has no admin call', async () => {
+    const refused = await t.app.inject({ method: 'GET', url: '/admin/openapi.json' });
+    expect([refused.statusCode, refused.json().error.code]).toEqual([401, '1301']);
+    const wrong = await t.app.inject({ method: 'GET', url: '/admin/openapi.json', headers: { authorization: 'Bearer not-the-token' } });
+    expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, '1301']);
+    const publicDoc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(Object.keys(publicDoc.paths).filter((path) => path.startsWith('/admin'))).toEqual([]);
+    expect(Object.keys(publicDoc.components.securitySchemes)).not.toContain('admin');
+  });
+
+  it('shows every admin call in /admin/openapi.json under tag admin with the admin security scheme and an operationId', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/admin/openapi.json', headers: adminHeaders() })).json();
+    const adminPaths = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security: unknown; operationId?: string }>>)
       .filter(([path]) => path.startsWith('/admin/'));
     const operations = adminPaths.flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ call: `${method.toUpperCase()} ${path}`, op })));
     expect(operations.map((o) => o.call).sort()).toEqual([
@@ -187,6 +197,9 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
       expect(op.tags).toEqual(['admin']);
       expect(op.security).toEqual([{ admin: [] }]);
     }
+    const operationIds = operations.map(({ op }) => op.operationId);
+    expect(new Set(operationIds).size).toBe(operations.length);
+    expect(operationIds.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
   });
 });
 

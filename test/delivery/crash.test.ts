@@ -113,7 +113,8 @@ describe('a crash with deliveries pending (DESIGN C)', () => {
     expect(seen).toEqual([...seen].sort((x, y) => x - y));
 
     // The server's /metrics carries the deliveries, nothing left pending.
-    const metrics = await (await fetch(`${second.url}/metrics`)).text();
+    // crash-server.ts's admin token: /metrics is an operator page.
+    const metrics = await (await fetch(`${second.url}/metrics`, { headers: { authorization: 'Bearer crash-test-admin' } })).text();
     expect(metrics).toMatch(/^deliveries_total\{outcome="delivered"\} \d+$/m);
     expect(metrics).toMatch(/^deliveries_pending 0$/m);
 

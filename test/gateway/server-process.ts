@@ -147,7 +147,7 @@ export async function startServerProcess(settings: Record<string, string> = {}):
       return Number(kb![1]) * 1024;
     },
     async counter(name) {
-      const text = await (await fetch(`${url}/metrics`)).text();
+      const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
       const lines = text.split('\n').filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`));
       return lines.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
     },

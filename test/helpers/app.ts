@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { loadConfig, type Settings } from '../../src/config.js';
 import { createContext, type AppContext, type ContextWithSimulator } from '../../src/context.js';
+import type { TryItOut } from '../../src/docs/index.js';
 import { newMessageId, systemClock, type Clock } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { timerScheduler } from '../../src/sim/scheduler.js';
@@ -20,6 +21,8 @@ export const ADMIN_TOKEN = 'test-admin-token';
 export interface TestApp {
   app: FastifyInstance;
   ctx: ContextWithSimulator;
+  /** The credentials /docs presets, as the sandbox sets them. */
+  tryItOut: TryItOut;
   close(): Promise<void>;
 }
 
@@ -35,11 +38,12 @@ export async function testApp(options: { databaseUrl?: string; settings?: Settin
   const config = loadConfig('test', { ADMIN_TOKEN, ...options.settings });
   const { store, close } = await testStore(options.databaseUrl);
   const ctx = createContext(config, store, options.clock ?? systemClock, { scheduler: timerScheduler });
-  const { server } = await buildApp(ctx);
+  const { server, tryItOut } = await buildApp(ctx);
   await server.ready();
   return {
     app: server,
     ctx,
+    tryItOut,
     async close() {
       await server.close();
       await close();

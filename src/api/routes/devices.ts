@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
-import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, Profile, Status } from '../schemas/partner.js';
+import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, Status } from '../schemas/partner.js';
 
 /** GET /devices, a route of the account group. */
 export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
@@ -12,7 +12,7 @@ export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.get('/devices', {
     schema: {
-      summary: "List the user's devices",
+      operationId: 'listDevices', security: PARTNER_SECURITY, summary: "List the user's devices",
       description: "Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.",
       tags: ['devices'],
       headers: PartnerHeaders,
@@ -41,7 +41,7 @@ export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.get('/devices/profile/:deviceId', {
     schema: {
-      summary: "Read a device's profile",
+      operationId: 'getDeviceProfile', security: PARTNER_SECURITY, summary: "Read a device's profile",
       tags: ['devices'],
       headers: PartnerHeaders,
       params: DeviceIdParams,
@@ -55,7 +55,7 @@ export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
   // The answer is the envelope as JSON text around the stored status, sent as it is.
   app.get<{ Reply: string }>('/devices/:deviceId', {
     schema: {
-      summary: "Read a device's current status",
+      operationId: 'getDeviceStatus', security: PARTNER_SECURITY, summary: "Read a device's current status",
       description: 'Header `ETag: "<version>"` carries the status version, which increments on every change.',
       tags: ['devices'],
       headers: PartnerHeaders,
@@ -77,7 +77,7 @@ export function controlRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.post('/devices/:deviceId', {
     schema: {
-      summary: 'Control a device',
+      operationId: 'controlDevice', security: PARTNER_SECURITY, summary: 'Control a device',
       description: 'Validates the command against the profile, checks conditions with `x-conditional-control: true`, sends it to the device and answers with the full status after it.',
       tags: ['devices'],
       headers: ControlHeaders,

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { Envelope, errorResponses, success } from '../envelope.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
-import { COMMON_CODES, DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders } from '../schemas/partner.js';
+import { COMMON_CODES, DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders, PARTNER_SECURITY } from '../schemas/partner.js';
 
 /** GET /push and GET /event, routes of the account group. */
 export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
@@ -11,7 +11,7 @@ export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.get('/push', {
     schema: {
-      summary: 'List push subscriptions', tags: ['push'], headers: PartnerHeaders,
+      operationId: 'listPushSubscriptions', security: PARTNER_SECURITY, summary: 'List push subscriptions', tags: ['push'], headers: PartnerHeaders,
       response: { 200: Envelope(Type.Union([Type.Array(Type.Object({ deviceId: Type.String() })), Type.Null()])), ...errorResponses(COMMON_CODES) },
     },
   }, async (request) => {
@@ -22,7 +22,7 @@ export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.get('/event', {
     schema: {
-      summary: 'List event subscriptions (extension)', tags: ['event'], headers: PartnerHeaders,
+      operationId: 'listEventSubscriptions', security: PARTNER_SECURITY, summary: 'List event subscriptions (extension)', tags: ['event'], headers: PartnerHeaders,
       response: { 200: Envelope(Type.Union([Type.Array(EventSubscriptionItem), Type.Null()])), ...errorResponses(COMMON_CODES) },
     },
   }, async (request) => {
@@ -38,7 +38,7 @@ export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.post('/push/:deviceId', {
     schema: {
-      summary: 'Subscribe to DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
+      operationId: 'subscribePush', security: PARTNER_SECURITY, summary: 'Subscribe to DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1207']) },
     },
   }, async (request) => {
@@ -49,7 +49,7 @@ export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.delete('/push/:deviceId', {
     schema: {
-      summary: 'Unsubscribe from DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
+      operationId: 'unsubscribePush', security: PARTNER_SECURITY, summary: 'Unsubscribe from DEVICE_PUSH for a device', tags: ['push'], headers: PartnerHeaders, params: DeviceIdParams,
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1206']) },
     },
   }, async (request) => {
@@ -64,7 +64,7 @@ export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
       request.body ??= {};
     },
     schema: {
-      summary: 'Subscribe to DEVICE_STATUS events for a device',
+      operationId: 'subscribeEvents', security: PARTNER_SECURITY, summary: 'Subscribe to DEVICE_STATUS events for a device',
       description: 'Body optional: `{"expire": {"unit": "HOUR", "timer": 1}}`; units MINUTE, HOUR (default), DAY; at most 4464 hours. Subscribing again renews the expiry.',
       tags: ['event'], headers: PartnerHeaders, params: DeviceIdParams, body: EventSubscribeBody,
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1102', '1312']) },
@@ -77,7 +77,7 @@ export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.delete('/event/:deviceId', {
     schema: {
-      summary: 'Unsubscribe from DEVICE_STATUS events for a device', tags: ['event'], headers: PartnerHeaders, params: DeviceIdParams,
+      operationId: 'unsubscribeEvents', security: PARTNER_SECURITY, summary: 'Unsubscribe from DEVICE_STATUS events for a device', tags: ['event'], headers: PartnerHeaders, params: DeviceIdParams,
       response: { 200: Envelope(Empty), ...errorResponses([...DEVICE_CODES, '1204']) },
     },
   }, async (request) => {

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { Envelope, errorResponses, success } from '../envelope.js';
 import { partnerOf, type PartnerApp } from '../plugins/partner.js';
-import { COMMON_CODES, Empty, PartnerHeaders } from '../schemas/partner.js';
+import { COMMON_CODES, Empty, PartnerHeaders, PARTNER_SECURITY } from '../schemas/partner.js';
 
 /** Routes of the account group. */
 export function userRoutes(app: PartnerApp, ctx: AppContext): void {
@@ -11,7 +11,7 @@ export function userRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.get('/users', {
     schema: {
-      summary: "The token's user",
+      operationId: 'getUser', security: PARTNER_SECURITY, summary: "The token's user",
       tags: ['users'],
       headers: PartnerHeaders,
       response: { 200: Envelope(Type.Object({ userNumber: Type.String() })), ...errorResponses(COMMON_CODES) },
@@ -23,7 +23,7 @@ export function userRoutes(app: PartnerApp, ctx: AppContext): void {
 
   app.delete('/user/service', {
     schema: {
-      summary: 'Disconnect the user from the calling service',
+      operationId: 'disconnectUser', security: PARTNER_SECURITY, summary: 'Disconnect the user from the calling service',
       description: "Deletes the pair's push and event subscriptions, its loaded device list and lifecycle subscription, and revokes its tokens (later calls with them answer 1202). Other services of the user are untouched; messages already accepted are still delivered.",
       tags: ['users'],
       headers: PartnerHeaders,

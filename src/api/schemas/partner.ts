@@ -2,10 +2,20 @@
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../errors.js';
 
+/**
+ * The three credentials of every partner operation, as the security schemes of the published document
+ * (src/docs/document.ts): documented there, not as header parameters, so that "Try it out" sends them.
+ * PartnerHeaders still declares them; checkHeaders refuses their absence before any schema runs.
+ */
+export const PARTNER_SECURITY = [{ accessToken: [], serviceId: [], serviceKey: [] }];
+
 export const PartnerHeaders = Type.Object({
   authorization: Type.String({ description: "The user's access token, bare or as `Bearer <token>`." }),
   'x-country-code': Type.String({ description: "ISO 3166-1 alpha-2, upper case; a country of this deployment's region.", examples: ['KR'] }),
-  'x-message-id': Type.String({ description: '22 URL-safe base64 characters (a UUID\'s 16 bytes, unpadded), echoed as messageId.', examples: ['kVuV69kGTS25FUs1wrkECQ'] }),
+  'x-message-id': Type.String({
+    description: '22 URL-safe base64 characters (a UUID\'s 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).',
+    examples: ['kVuV69kGTS25FUs1wrkECQ'],
+  }),
   'x-service-id': Type.String({ description: 'The calling service.' }),
   'x-service-key': Type.String({ description: "The calling service's key." }),
 });
