@@ -29,10 +29,14 @@ import type {
   ServicePatch,
   Store,
   User,
+  AccountCounts,
+  AttemptMinute,
+  Page,
 } from '../store.js';
 import * as accounts from './accounts.js';
 import { openSqliteDatabase, Sql } from './database.js';
 import * as devices from './devices.js';
+import * as overview from './overview.js';
 import { loadMigrations, migrate } from './migrate.js';
 import * as delivery from './delivery.js';
 import { GroupCommit } from './group-commit.js';
@@ -247,6 +251,22 @@ export class SqliteStore implements Store {
 
   async releaseHeld(now: number, serviceId?: string): Promise<number> {
     return delivery.releaseHeld(this.#sql, now, serviceId);
+  }
+
+  async listUsers(page: Page): Promise<User[]> {
+    return overview.listUsers(this.#sql, page);
+  }
+
+  async listDevices(page: Page): Promise<Device[]> {
+    return overview.listDevices(this.#sql, page);
+  }
+
+  async countAccounts(): Promise<AccountCounts> {
+    return overview.countAccounts(this.#sql);
+  }
+
+  async attemptsByMinute(since: number): Promise<AttemptMinute[]> {
+    return overview.attemptsByMinute(this.#sql, since);
   }
 
   async outboxStats(): Promise<OutboxStats> {
