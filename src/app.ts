@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { adminRoutes } from './admin/routes.js';
+import { consoleRoutes, SignInCodes } from './console/index.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { partnerApi } from './api/index.js';
@@ -25,6 +26,8 @@ const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 export interface App {
   server: FastifyInstance;
   metrics: Metrics;
+  /** One-time console sign-in links served by this process (the sandbox prints one). */
+  signInCodes: SignInCodes;
 }
 
 /** The error table as a Markdown table, for the OpenAPI description: the docs come from the same source. */
@@ -113,5 +116,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   await server.register(partnerApi(ctx));
   adminRoutes(server, ctx, noRoute);
   opsRoutes(server, ctx, metrics, readiness);
-  return { server, metrics };
+  const signInCodes = new SignInCodes();
+  consoleRoutes(server, ctx, signInCodes);
+  return { server, metrics, signInCodes };
 }
