@@ -7,6 +7,7 @@
 
 export const CONSOLE_CSS = `
 main { max-width: 72rem; }
+code { overflow-wrap: anywhere; }
 a.button { padding: .45rem .6rem; border-radius: .35rem; border: 1px solid var(--accent); }
 nav.console { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
 nav.console a { color: inherit; text-decoration: none; padding: .2rem 0; }
@@ -43,7 +44,8 @@ document.addEventListener('submit', async (event) => {
   const busy = form.querySelectorAll('button');
   busy.forEach((b) => (b.disabled = true));
   try {
-    const answer = await fetch(form.action, { method: 'POST', body, credentials: 'same-origin' });
+    // getAttribute: a control named "action" (the simulator's buttons) shadows form.action.
+    const answer = await fetch(form.getAttribute('action'), { method: 'POST', body, credentials: 'same-origin' });
     const next = new DOMParser().parseFromString(await answer.text(), 'text/html');
     for (const id of form.dataset.inline.split(' ')) {
       const fresh = next.getElementById(id);
@@ -51,7 +53,8 @@ document.addEventListener('submit', async (event) => {
       if (fresh && old) old.replaceWith(fresh);
     }
   } catch (error) {
-    form.submit();
+    const outcome = document.getElementById('outcome');
+    if (outcome) outcome.textContent = 'The console did not answer: ' + error.message;
   } finally {
     busy.forEach((b) => (b.disabled = false));
   }

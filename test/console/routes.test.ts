@@ -126,6 +126,22 @@ describe('forms', () => {
     expect(applied.body).toContain('set; status version');
   });
 
+  it("runs a virtual appliance's simulator actions and sets the time scale", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_REFRIGERATOR'] });
+    const fridge = world.devices[0]!.deviceId;
+    const visitor = await signIn(t.app);
+    await visitor.get(`/console/devices/${fridge}`);
+    const opened = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'open-door' });
+    expect(opened.statusCode).toBe(200);
+    expect(opened.body).toContain('open-door done');
+    expect(opened.body).toMatch(/data-path="doorStatus\[locationName=MAIN\]\.doorState">OPEN</);
+    const refused = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'fly' });
+    expect(refused.body).toMatch(/Refused 1102<\/span>: action must be one of/);
+    const scaled = await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: '60' });
+    expect(scaled.body).toContain('Time scale set to 60.');
+    expect(t.ctx.simulator.timeScale).toBe(60);
+  });
+
   it('answers an unknown device with its refusal as a page', async () => {
     const visitor = await signIn(t.app);
     const page = await visitor.get('/console/devices/nope');
