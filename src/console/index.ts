@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ContextWithSimulator } from '../context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
 import { CSRF_FIELD, csrfMatches } from '../web/csrf.js';
 import { html } from '../web/html.js';
@@ -76,6 +76,10 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
   };
 
   app.register(async (web) => {
+    // Pages, not API: left out of /openapi.json.
+    web.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
     web.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, parseForm(String(body)));
     });
@@ -95,6 +99,8 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
       if (!keys) {
         return reply.code(503).type('text/html; charset=utf-8').send(plainPage('Console', html`<p>The console is off: set ADMIN_TOKEN to sign in with it.</p>`));
       }
+      // PostgreSQL text cannot hold U+0000: refused before any lookup, on both stores alike, as the admin API does.
+      if (request.url.includes('%00')) throw fail('1000', 'The path or query holds %00 (the character U+0000), which no id or value may contain.');
       const session = decodeSession(keys.session, readCookie(request, SESSION_COOKIE), ctx.clock.now());
       if (session) sessions.set(request, session);
       if (session?.operator || PUBLIC.test(request.url)) return;
