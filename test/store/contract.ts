@@ -9,6 +9,7 @@ import { devicesContract } from './contract/devices.js';
 import { fanoutContract } from './contract/fanout.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
+import { overviewContract } from './contract/overview.js';
 import { retentionContract } from './contract/retention.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
@@ -21,5 +22,6 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     describe('outbox', () => outboxContract(open));
     describe('outbox delivery', () => outboxDeliveryContract(open));
     describe('outbox retention', () => retentionContract(open));
+    describe('what operators browse', () => overviewContract(open));
   });
 }
