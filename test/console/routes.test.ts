@@ -150,6 +150,31 @@ describe('forms', () => {
   });
 });
 
+describe('the delivery log', () => {
+  it('shows each message with its body and headers, resends one and recovers the failed ones', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const washer = world.devices[0]!.deviceId;
+    // The service's first GET /devices subscribes it to the user's lifecycle messages.
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    await t.ctx.devices.rename(washer, 'Laundry');
+    const [message] = (await callAdmin(t.app, 'GET', `/admin/services/${world.serviceId}/messages`)).json().response as { messageId: string; sequence: number }[];
+    const visitor = await signIn(t.app);
+    const log = (await visitor.get(`/console/services/${world.serviceId}/messages`)).body;
+    expect(log).toContain(`data-message-id="${message!.messageId}"`);
+    expect(log).toContain(`webhook-id: ${message!.messageId}`);
+    expect(log).toContain(`webhook-sequence: ${message!.sequence}`);
+    expect(log).toMatch(/webhook-signature: v1,[A-Za-z0-9+/=]+/);
+    expect(log).toContain('&quot;pushType&quot;: &quot;DEVICE_ALIAS_CHANGED&quot;');
+    const resent = await visitor.post(`/console/messages/${message!.messageId}/resend`, { serviceId: world.serviceId });
+    expect(resent.body).toContain(`Message ${message!.messageId} is due again, with the same webhook-id.`);
+    const recovered = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: '2020-01-01T00:00' });
+    expect(recovered.body).toContain('0 failed messages are due again.');
+    const refused = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: 'yesterday' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('Refused 1102');
+  });
+});
+
 describe('what the pages show', () => {
   it('shows the overview numbers that GET /admin/overview answers', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
