@@ -14,15 +14,16 @@ const PLOT = { left: 34, right: 40, top: 12, bottom: 24 };
 export function attemptsChart(minutes: readonly AttemptMinute[], now: number): Html {
   const firstMinute = Math.floor(now / MINUTE) * MINUTE - 59 * MINUTE;
   const slots = Array.from({ length: 60 }, (_, i) => minutes.find((m) => m.minute === firstMinute + i * MINUTE));
-  const maxAttempts = Math.max(1, ...minutes.map((m) => m.attempts));
-  const maxLatency = Math.max(1, ...minutes.map((m) => m.meanMs));
+  const shown = slots.filter((m) => m !== undefined);
+  const maxAttempts = Math.max(1, ...shown.map((m) => m.attempts));
+  const maxLatency = Math.max(1, ...shown.map((m) => m.meanMs));
   const plotWidth = WIDTH - PLOT.left - PLOT.right;
   const plotHeight = HEIGHT - PLOT.top - PLOT.bottom;
   const slot = plotWidth / 60;
   const x = (i: number) => PLOT.left + i * slot;
   const y = (value: number, max: number) => PLOT.top + plotHeight - (value / max) * plotHeight;
-  const total = minutes.reduce((sum, m) => sum + m.attempts, 0);
-  const failed = minutes.reduce((sum, m) => sum + m.attempts - m.succeeded, 0);
+  const total = shown.reduce((sum, m) => sum + m.attempts, 0);
+  const failed = shown.reduce((sum, m) => sum + m.attempts - m.succeeded, 0);
 
   const bars = slots.map((m, i) => {
     if (!m) return '';
