@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { listProperties, listWritable, parsedProfile, valueAt } from '../catalog/index.js';
-import type { ParsedProfile } from '../catalog/types.js';
+import type { DeviceStatus, ParsedProfile } from '../catalog/types.js';
 import { actionsFor } from '../sim/actions.js';
 import { MAX_TIME_SCALE } from '../sim/simulator.js';
 import type { Device } from '../store/store.js';
@@ -24,8 +24,8 @@ function show(value: unknown): string {
 }
 
 /** The live part of the page: connection, version and every readable value. */
-export function statusPanel(profile: ParsedProfile, state: { version: number; online: boolean; status: unknown }): Html {
-  const status = state.status as Parameters<typeof valueAt>[0];
+export function statusPanel(profile: ParsedProfile, state: { version: number; online: boolean; status: DeviceStatus }): Html {
+  const { status } = state;
   const rows = listProperties(profile).filter((p) => p.property.readable).map((item) => html`<tr>
 <td><code>${item.path}</code></td><td data-path="${item.path}">${show(valueAt(status, item))}</td>
 <td class="muted">${item.property.writable ? 'read/write' : 'read-only'}</td></tr>`);
@@ -34,13 +34,13 @@ export function statusPanel(profile: ParsedProfile, state: { version: number; on
 <div class="scroll"><table><thead><tr><th>property</th><th>value</th><th>access</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
-function controlSection(viewer: Viewer, device: Device, profile: ParsedProfile, status: unknown): Html {
+function controlSection(viewer: Viewer, device: Device, profile: ParsedProfile, status: DeviceStatus): Html {
   const writable = listWritable(profile);
   if (!writable.length) return html`<p class="muted">This model has no writable property: every command is refused (2207).</p>`;
   const action = `/console/devices/${encodeURIComponent(device.deviceId)}/control`;
   return html`${writable.map((item) => html`<form class="control" method="post" action="${action}" data-inline="outcome">
 ${csrf(viewer)}<input type="hidden" name="path" value="${item.path}">
-${propertyInput(item, valueAt(status as Parameters<typeof valueAt>[0], item))}<button type="submit">Set</button></form>`)}`;
+${propertyInput(item, valueAt(status, item))}<button type="submit">Set</button></form>`)}`;
 }
 
 function simulatorSection(viewer: Viewer, deps: ConsoleDeps, device: Device, profile: ParsedProfile): Html {
@@ -122,7 +122,7 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     stream.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     stream.write('retry: 2000\n\n');
     const send = (state: LiveState) => {
-      const panel = statusPanel(profile, { version: state.version, online: state.online, status: JSON.parse(state.statusJson) as unknown });
+      const panel = statusPanel(profile, { version: state.version, online: state.online, status: JSON.parse(state.statusJson) as DeviceStatus });
       stream.write(`event: status\ndata: ${JSON.stringify({ version: state.version, online: state.online, html: panel.text })}\n\n`);
     };
     const unwatch = deps.watch.watch(device.deviceId, send);

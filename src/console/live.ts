@@ -54,11 +54,6 @@ export class DeviceWatch {
     };
   }
 
-  /** How many devices this node is polling for its pages. */
-  get watching(): number {
-    return this.#devices.size;
-  }
-
   close(): void {
     for (const watched of this.#devices.values()) clearInterval(watched.timer);
     this.#devices.clear();
