@@ -117,8 +117,9 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
     });
 
     web.addHook('onSend', async (_request, reply, payload) => {
-      // Pages show secrets and live state: never cached, never framed.
-      reply.header('cache-control', 'no-store').header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
+      // Pages show secrets and live state: never cached (the assets say otherwise), never framed.
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
       return payload;
     });
 
@@ -127,8 +128,10 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
       watch.close();
     });
 
-    web.get('/assets/console.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(CONSOLE_CSS));
-    web.get('/assets/console.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(CONSOLE_JS));
+    const asset = (type: string, text: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+      reply.type(type).header('cache-control', 'public, max-age=3600').send(text);
+    web.get('/assets/console.css', asset('text/css; charset=utf-8', CONSOLE_CSS));
+    web.get('/assets/console.js', asset('text/javascript; charset=utf-8', CONSOLE_JS));
 
     web.get<{ Querystring: { next?: string } }>('/sign-in', async (request, reply) => {
       const next = safeNext(request.query.next);

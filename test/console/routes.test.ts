@@ -98,6 +98,21 @@ describe('signing in', () => {
   });
 });
 
+describe('assets', () => {
+  it('serves its stylesheet and script itself, to anyone, cacheable; pages never are', async () => {
+    for (const [url, type] of [['/console/assets/console.css', 'text/css'], ['/console/assets/console.js', 'text/javascript']] as const) {
+      const answer = await t.app.inject({ method: 'GET', url });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe(`${type}; charset=utf-8`);
+      expect(answer.headers['cache-control']).toBe('public, max-age=3600');
+    }
+    const visitor = await signIn(t.app);
+    const page = await visitor.get('/console');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body).not.toMatch(/(src|href)="https?:/);
+  });
+});
+
 describe('forms', () => {
   it('refuses every form of a signed-in operator without the CSRF token, and changes nothing', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
