@@ -2,7 +2,7 @@
  * The console's own stylesheet and script, served by the process (no CDN, works offline). The script
  * only enhances: every form works without it; with it, forms marked `data-inline` are sent in the
  * background and the parts of the page they name are swapped from the answer, and a `data-live`
- * element follows the server-sent events of its URL.
+ * element follows the server-sent events of its URL (and the control inputs its values).
  */
 
 export const CONSOLE_CSS = `
@@ -65,10 +65,23 @@ document.addEventListener('input', (event) => {
   const output = input.form && input.form.querySelector('output');
   if (output) output.value = input.value;
 });
+// The control inputs follow the live values, except the one being edited.
+function followStatus(live) {
+  for (const form of document.querySelectorAll('form.control')) {
+    const path = form.querySelector('input[name=path]').value;
+    const cell = [...live.querySelectorAll('td[data-path]')].find((td) => td.dataset.path === path);
+    const input = form.querySelector('[name=value]');
+    if (!cell || !input || input.multiple || input === document.activeElement) continue;
+    input.value = cell.textContent;
+    const output = form.querySelector('output');
+    if (output) output.value = input.value;
+  }
+}
 for (const live of document.querySelectorAll('[data-live]')) {
   const source = new EventSource(live.dataset.live);
   source.addEventListener('status', (event) => {
     live.innerHTML = JSON.parse(event.data).html;
+    followStatus(live);
   });
 }
 `;

@@ -158,6 +158,15 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     // From elsewhere (the admin API), the page follows too.
     await admin('POST', `/admin/devices/${fridge}/sim`, { action: 'close-door' });
     await until('the door closed on the page', async () => ((await page.locator('td[data-path$="doorState"]').first().textContent()) === 'CLOSE' ? true : undefined));
+    // A partner's control: the status and the control form's slider follow.
+    const slider = page.locator('form.control', { has: page.locator('input[name=path][value*="FRIDGE"][value$="targetTemperatureC"]') }).locator('input[type=range]');
+    const control = await fetch(`${server.url}/devices/${fridge}`, {
+      method: 'POST',
+      headers: { ...partnerHeaders(good), 'content-type': 'application/json' },
+      body: JSON.stringify({ temperatureInUnits: { locationName: 'FRIDGE', targetTemperatureC: 2 } }),
+    });
+    expect(control.status).toBe(200);
+    await until('the slider at 2', async () => ((await slider.inputValue()) === '2' ? true : undefined));
     expect(await page.evaluate('globalThis.sameLoad')).toBe(true);
   });
 
