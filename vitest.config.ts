@@ -36,6 +36,8 @@ const postgresProject = {
     include: [
       'test/api/**/*.test.ts',
       'test/context.test.ts',
+      'test/console/routes.test.ts',
+      'test/console/live.test.ts',
       'test/admin/**/*.test.ts',
       'test/core/devices-*.test.ts',
       'test/core/subscriptions.test.ts',

@@ -3,6 +3,7 @@
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { adminRoutes } from './admin/routes.js';
+import { consoleRoutes, SignInCodes } from './console/index.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { partnerApi } from './api/index.js';
@@ -24,6 +25,8 @@ export interface App {
   metrics: Metrics;
   /** The credentials /docs enters under Authorize: the sandbox presets its own. */
   tryItOut: TryItOut;
+  /** One-time console sign-in links served by this process (the sandbox prints one). */
+  signInCodes: SignInCodes;
 }
 
 export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
@@ -95,5 +98,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     opsRoutes(partner, ctx, metrics, readiness);
   });
   adminRoutes(server, ctx, noRoute);
-  return { server, metrics, tryItOut };
+  const signInCodes = new SignInCodes();
+  consoleRoutes(server, ctx, signInCodes);
+  return { server, metrics, tryItOut, signInCodes };
 }

@@ -14,6 +14,7 @@ import { hashSecret, secretMatches } from '../ids.js';
 import type { AdminApp } from './common.js';
 import { deviceRoutes } from './devices.js';
 import { messageRoutes } from './messages.js';
+import { overviewRoutes } from './overview.js';
 import { simRoutes } from './sim.js';
 import { serviceRoutes } from './services.js';
 import { userRoutes } from './users.js';
@@ -61,5 +62,6 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noR
     deviceRoutes(typed, ctx);
     messageRoutes(typed, ctx);
     simRoutes(typed, ctx);
+    overviewRoutes(typed, ctx);
   }, { prefix: '/admin' });
 }

@@ -12,6 +12,8 @@ export interface BannerPlace {
   /** The embedded MQTT broker devices connect to (null when there is none), and whether MQTT_PORT was taken. */
   mqtt: { port: number | null; requestedPort: number; portTaken: boolean };
   credentialsFile: string;
+  /** The console's one-time sign-in link (DESIGN H). */
+  consoleLink: string;
 }
 
 /** Quotes a value for a POSIX shell. */
@@ -43,6 +45,7 @@ export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
     `  local URL       ${place.localUrl}`,
     `  stands for      ${place.baseUrl}`,
     `  docs            ${place.localUrl}/docs`,
+    `  console         ${place.consoleLink}  (signs you in once, within 30 minutes; then use the admin token)`,
     ...(place.mqtt.port === null ? [] : [
       `  MQTT broker     mqtt://${new URL(place.localUrl).hostname}:${place.mqtt.port}${place.mqtt.portTaken ? `  (MQTT_PORT ${place.mqtt.requestedPort} is taken)` : ''}`,
     ]),

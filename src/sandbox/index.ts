@@ -36,6 +36,7 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
     portTaken: server.portTaken,
     mqtt: { ...server.mqtt, requestedPort: config.mqttPort },
     credentialsFile: file,
+    consoleLink: `${server.url}/console/sign-in/${server.app.signInCodes.issue(Date.now())}`,
   });
   process.stdout.write(banner);
   installSignalHandlers(server);

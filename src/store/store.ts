@@ -12,6 +12,7 @@ import type { AccountsArea } from './areas/accounts.js';
 import type { DeliveryArea } from './areas/delivery.js';
 import type { DevicesArea } from './areas/devices.js';
 import type { OutboxArea } from './areas/outbox.js';
+import type { OverviewArea } from './areas/overview.js';
 import type { SubscriptionsArea } from './areas/subscriptions.js';
 
 /**
@@ -23,7 +24,8 @@ export type Store = StoreLifecycle &
   DevicesArea &
   SubscriptionsArea &
   OutboxArea &
-  DeliveryArea & { readonly capabilities: StoreCapabilities };
+  DeliveryArea &
+  OverviewArea & { readonly capabilities: StoreCapabilities };
 
 export interface StoreLifecycle {
   /** Runs pending migrations. Idempotent. */

@@ -76,6 +76,14 @@ describe('appliance-cloud sandbox (a real process)', () => {
       expect(banner.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(banner.baseUrl).toBe('https://kic-qa-ext.appliance-cloud.example');
       expect(banner.text).toContain(`${banner.localUrl}/docs`);
+      // The console's one-time link signs in once (DESIGN H).
+      const link = field(banner.text, 'console');
+      expect(link).toMatch(new RegExp(`^${banner.localUrl}/console/sign-in/[\\w-]+$`));
+      const signedIn = await fetch(link, { redirect: 'manual' });
+      expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, '/console']);
+      const overview = await fetch(`${banner.localUrl}/console`, { redirect: 'manual', headers: { cookie: signedIn.headers.get('set-cookie')!.split(';')[0]! } });
+      expect(overview.status).toBe(200);
+      expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
       for (const name of ['serviceKey', 'userNumber', 'adminToken', 'webhookSecret']) expect(field(banner.text, name)).toBeTruthy();
       expect(banner.devices.map((d) => d.deviceType)).toEqual([...DEVICE_TYPES]);
       expect(Object.keys(banner.curlHeaders).sort()).toEqual(['Authorization', 'x-country-code', 'x-message-id', 'x-service-id', 'x-service-key']);

@@ -10,6 +10,7 @@ import { devicesContract } from './contract/devices.js';
 import { fanoutContract } from './contract/fanout.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
+import { overviewContract } from './contract/overview.js';
 import { retentionContract } from './contract/retention.js';
 import { deliveryStatesContract, faultsContract, type SideConnection } from './contract/side.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
@@ -27,5 +28,6 @@ export function storeContract(name: string, open: () => Promise<Store>, side?: S
       describe('a change and its messages commit together or not at all', () => faultsContract(open, side));
       describe('messages in delivery states', () => deliveryStatesContract(open, side));
     }
+    describe('what operators browse', () => overviewContract(open));
   });
 }

@@ -22,7 +22,7 @@ import { allowsType } from './postgres-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
-const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
+export const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
     d.group_id AS "groupId", d.secret_hash AS "secretHash", d.virtual, d.online,
     ARRAY(SELECT u.user_number FROM device_users u WHERE u.device_id = d.device_id ORDER BY u.id) AS "userNumbers",
     d.created_at AS "createdAt"

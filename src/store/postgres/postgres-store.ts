@@ -12,6 +12,7 @@ import { postgresDelivery } from './postgres-delivery.js';
 import { postgresDevices } from './postgres-devices.js';
 import { Notifications, notifyLookupChange } from './postgres-notify.js';
 import { postgresOutbox } from './postgres-outbox.js';
+import { postgresOverview } from './postgres-overview.js';
 import { leaseRateTokens } from './postgres-rate-limit.js';
 import { postgresSubscriptions } from './postgres-subscriptions.js';
 
@@ -33,6 +34,7 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
     ...postgresSubscriptions(sql),
     ...postgresOutbox(sql, notifications),
     ...postgresDelivery(sql),
+    ...postgresOverview(sql),
     capabilities: capabilities(sql, notifications, publishing),
   };
 }

@@ -82,7 +82,7 @@ function renameDevice(sql: Sql, deviceId: string, alias: string, at: number): De
 }
 
 /** A device with its users, owner first, as a JSON array: one statement per read of devices. */
-const DEVICE_WITH_USERS = `SELECT ${DEVICE_COLUMNS},
+export const DEVICE_WITH_USERS = `SELECT ${DEVICE_COLUMNS},
     (SELECT json_group_array(u.user_number ORDER BY u.id) FROM device_users u WHERE u.device_id = d.device_id) AS user_numbers
   FROM devices d`;
 

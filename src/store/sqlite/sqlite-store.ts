@@ -13,6 +13,7 @@ import { sqliteAccounts } from './sqlite-accounts.js';
 import { sqliteDelivery } from './sqlite-delivery.js';
 import { sqliteDevices } from './sqlite-devices.js';
 import { sqliteOutbox } from './sqlite-outbox.js';
+import { sqliteOverview } from './sqlite-overview.js';
 import { sqliteSubscriptions } from './sqlite-subscriptions.js';
 
 /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
@@ -31,6 +32,7 @@ export function sqliteStore(db: Database.Database): Store {
     ...sqliteSubscriptions(sql),
     ...sqliteOutbox(sql),
     ...sqliteDelivery(sql),
+    ...sqliteOverview(sql),
     capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null },
   };
 }

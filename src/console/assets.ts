@@ -1,0 +1,87 @@
+/**
+ * The console's own stylesheet and script, served by the process (no CDN, works offline). The script
+ * only enhances: every form works without it; with it, forms marked `data-inline` are sent in the
+ * background and the parts of the page they name are swapped from the answer, and a `data-live`
+ * element follows the server-sent events of its URL (and the control inputs its values).
+ */
+
+export const CONSOLE_CSS = `
+main { max-width: 72rem; }
+code { overflow-wrap: anywhere; }
+a.button { padding: .45rem .6rem; border-radius: .35rem; border: 1px solid var(--accent); }
+nav.console { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+nav.console a { color: inherit; text-decoration: none; padding: .2rem 0; }
+nav.console a[aria-current] { color: var(--accent); font-weight: 600; border-bottom: 2px solid var(--accent); }
+nav.console form { margin-left: auto; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; margin: 1rem 0; }
+.card { border: 1px solid var(--line); border-radius: .5rem; padding: .6rem .8rem; }
+.card .n { font-size: 1.6rem; font-weight: 700; display: block; }
+.card .label { color: var(--muted); font-size: .85rem; }
+.badge { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
+.ok { color: #15803d; } .bad { color: #b91c1c; } .warn { color: #b45309; }
+.scroll { overflow-x: auto; }
+td form, .row { display: inline-flex; gap: .4rem; align-items: center; flex-wrap: wrap; margin: 0; }
+form.control { display: grid; grid-template-columns: minmax(10rem, 1fr) minmax(8rem, 14rem) 4rem auto; gap: .5rem; align-items: center; padding: .35rem 0; border-bottom: 1px solid var(--line); }
+form.control label { margin: 0; font-weight: 500; overflow-wrap: anywhere; }
+form.control output { font-variant-numeric: tabular-nums; }
+@media (max-width: 40rem) { form.control { grid-template-columns: 1fr auto; } form.control label { grid-column: 1 / -1; } }
+.outcome { padding: .5rem .75rem; border-radius: .35rem; border: 1px solid var(--line); margin: .5rem 0; }
+.outcome.refused { border-color: #b91c1c; }
+.actions { display: flex; flex-wrap: wrap; gap: .4rem; }
+details > summary { cursor: pointer; }
+pre { background: rgba(127,127,127,.1); padding: .5rem; border-radius: .35rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+svg.chart { width: 100%; height: auto; max-height: 14rem; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: currentColor; }
+.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1.5rem; }
+`;
+
+export const CONSOLE_JS = `'use strict';
+document.addEventListener('submit', async (event) => {
+  const form = event.target.closest('form[data-inline]');
+  if (!form) return;
+  event.preventDefault();
+  const body = new URLSearchParams(new FormData(form, event.submitter));
+  const busy = form.querySelectorAll('button');
+  busy.forEach((b) => (b.disabled = true));
+  try {
+    // getAttribute: a control named "action" (the simulator's buttons) shadows form.action.
+    const answer = await fetch(form.getAttribute('action'), { method: 'POST', body, credentials: 'same-origin' });
+    const next = new DOMParser().parseFromString(await answer.text(), 'text/html');
+    for (const id of form.dataset.inline.split(' ')) {
+      const fresh = next.getElementById(id);
+      const old = document.getElementById(id);
+      if (fresh && old) old.replaceWith(fresh);
+    }
+  } catch (error) {
+    const outcome = document.getElementById('outcome');
+    if (outcome) outcome.textContent = 'The console did not answer: ' + error.message;
+  } finally {
+    busy.forEach((b) => (b.disabled = false));
+  }
+});
+document.addEventListener('input', (event) => {
+  const input = event.target;
+  if (input.type !== 'range') return;
+  const output = input.form && input.form.querySelector('output');
+  if (output) output.value = input.value;
+});
+// The control inputs follow the live values, except the one being edited.
+function followStatus(live) {
+  for (const form of document.querySelectorAll('form.control')) {
+    const path = form.querySelector('input[name=path]').value;
+    const cell = [...live.querySelectorAll('td[data-path]')].find((td) => td.dataset.path === path);
+    const input = form.querySelector('[name=value]');
+    if (!cell || !input || input.multiple || input === document.activeElement) continue;
+    input.value = cell.textContent;
+    const output = form.querySelector('output');
+    if (output) output.value = input.value;
+  }
+}
+for (const live of document.querySelectorAll('[data-live]')) {
+  const source = new EventSource(live.dataset.live);
+  source.addEventListener('status', (event) => {
+    live.innerHTML = JSON.parse(event.data).html;
+    followStatus(live);
+  });
+}
+`;

@@ -1,0 +1,74 @@
+/**
+ * Calling services (DESIGN H): allowed types, callback URLs, endpoint health, enable or disable,
+ * rotate the webhook secret — through Accounts, as PATCH /admin/services/{id} and
+ * POST /admin/services/{id}/rotate-secret do.
+ */
+import type { FastifyInstance } from 'fastify';
+import { servicesWithHealth, type ServiceHealth } from '../core/overview.js';
+import { html, type Html } from '../web/html.js';
+import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
+import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
+import { healthBadge } from './overview.js';
+
+/**
+ * Redirect URIs of the service as an OAuth client (DESIGN G, issue 13): shown here once the
+ * authorization server keeps them.
+ */
+function redirectUris(): Html {
+  return html`<span class="muted">— (set with the OAuth authorization server)</span>`;
+}
+
+function serviceRow(viewer: Viewer, entry: ServiceHealth): Html {
+  const { service } = entry;
+  const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
+  const toggle = service.enabled && entry.health.disabledAt === null
+    ? html`<form method="post" action="${base}/enabled">${csrf(viewer)}<input type="hidden" name="enabled" value="false"><button class="secondary" type="submit">Disable</button></form>`
+    : html`<form method="post" action="${base}/enabled">${csrf(viewer)}<input type="hidden" name="enabled" value="true"><button type="submit">Enable</button></form>`;
+  return html`<tr>
+<td><strong>${service.name}</strong><br><code class="muted">${service.serviceId}</code><br><span class="muted">since ${when(service.createdAt)}</span></td>
+<td><details><summary>${service.allowedDevices.length} types</summary>${service.allowedDevices.map((t) => html`<div><code>${t}</code></div>`)}</details></td>
+<td><div>push: <code>${service.callbackUrl ?? '—'}</code></div><div>events: <code>${service.eventCallbackUrl ?? '(the push URL)'}</code></div>
+<div>redirect URIs: ${redirectUris()}</div></td>
+<td>${healthBadge(entry)}</td>
+<td><div class="actions">${toggle}
+<form method="post" action="${base}/rotate-secret">${csrf(viewer)}<button class="secondary" type="submit">Rotate secret</button></form>
+<a class="button" href="${base}/messages">Delivery log</a></div></td>
+</tr>`;
+}
+
+async function servicesPage(deps: ConsoleDeps, viewer: Viewer, outcome: Outcome | null): Promise<string> {
+  const services = await servicesWithHealth(deps.ctx);
+  const body = html`${outcomeBox(outcome)}
+<div class="scroll"><table><thead><tr><th>service</th><th>allowed types</th><th>callback URLs</th><th>endpoint</th><th></th></tr></thead>
+<tbody>${services.map((s) => serviceRow(viewer, s))}</tbody></table></div>
+${services.length ? '' : html`<p class="muted">No service yet: create one with POST /admin/services or <code>appliance-cloud admin services create</code>.</p>`}`;
+  return consolePage(viewer, 'services', 'Services', body);
+}
+
+export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  const { accounts } = deps.ctx;
+  type Params = { Params: { serviceId: string } };
+
+  app.get('/services', async (request, reply) => {
+    reply.type('text/html; charset=utf-8');
+    return servicesPage(deps, deps.viewer(request), null);
+  });
+
+  app.post<Params>('/services/:serviceId/enabled', async (request, reply) => {
+    const enabled = field(request.body, 'enabled') === 'true';
+    const outcome = await outcomeOf(async () => {
+      const service = await accounts.updateService(request.params.serviceId, { enabled });
+      return `${service.name} is ${enabled ? 'enabled: held messages go out' : 'disabled: its messages are held'}.`;
+    });
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+  });
+
+  app.post<Params>('/services/:serviceId/rotate-secret', async (request, reply) => {
+    const outcome = await outcomeOf(async () => {
+      const secret = await accounts.rotateSecret(request.params.serviceId);
+      return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — the previous one signs for 24 h more.`;
+    });
+    reply.header('cache-control', 'no-store');
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+  });
+}

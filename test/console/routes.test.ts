@@ -1,0 +1,227 @@
+/**
+ * The console's routes without a browser (DESIGN H): who gets in, CSRF on every form, and that the
+ * pages show what the admin API answers and refusals with their code and message.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createContext } from '../../src/context.js';
+import { systemClock } from '../../src/ids.js';
+import { timerScheduler } from '../../src/sim/scheduler.js';
+import { ADMIN_TOKEN, callAdmin, createWorld, testApp, testStore, type TestApp } from '../helpers/app.js';
+import { signIn, visit } from './session.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await testApp();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+describe('signing in', () => {
+  it('sends a visitor without a session to the sign-in page, and refuses its forms', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/console/services' });
+    expect(page.statusCode).toBe(303);
+    expect(page.headers.location).toBe('/console/sign-in?next=%2Fconsole%2Fservices');
+    const form = await t.app.inject({ method: 'POST', url: '/console/services/x/enabled', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'enabled=true' });
+    expect(form.statusCode).toBe(401);
+  });
+
+  it('refuses a wrong admin token and keeps the visitor out', async () => {
+    const visitor = await visit(t.app);
+    const answer = await visitor.post('/console/sign-in', { token: 'not-the-token', next: '/console' });
+    expect(answer.statusCode).toBe(401);
+    expect(answer.body).toContain('The admin token is wrong.');
+    expect((await visitor.get('/console')).statusCode).toBe(303);
+  });
+
+  it('signs in with the admin token: an HttpOnly, SameSite=Lax cookie, Secure behind TLS, and back where it was going', async () => {
+    const visitor = await visit(t.app);
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/console/sign-in',
+      headers: { cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+      payload: new URLSearchParams({ _csrf: visitor.csrf, token: 'test-admin-token', next: '/console/devices' }).toString(),
+    });
+    expect(answer.statusCode).toBe(303);
+    expect(answer.headers.location).toBe('/console/devices');
+    const cookie = String(answer.headers['set-cookie']);
+    expect(cookie).toMatch(/^console_session=[^;]+; Path=\/console; HttpOnly; SameSite=Lax; Max-Age=43200; Secure$/);
+    const page = await t.app.inject({ method: 'GET', url: '/console/devices', headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.statusCode).toBe(200);
+  });
+
+  it('never sends a signed-in visitor off the console', async () => {
+    const visitor = await visit(t.app);
+    const answer = await visitor.post('/console/sign-in', { token: 'test-admin-token', next: '//evil.example/' });
+    expect(answer.headers.location).toBe('/console');
+  });
+
+  it('refuses a sign-in form without the CSRF token of its session', async () => {
+    const visitor = await visit(t.app);
+    const other = await visit(t.app);
+    expect((await visitor.post('/console/sign-in', { token: 'test-admin-token' }, '')).statusCode).toBe(403);
+    expect((await visitor.post('/console/sign-in', { token: 'test-admin-token' }, other.csrf)).statusCode).toBe(403);
+  });
+
+  it('turns a one-time link into a session once', async () => {
+    const { store, close } = await testStore();
+    const ctx = createContext(loadConfig('test', { ADMIN_TOKEN }), store, systemClock, { scheduler: timerScheduler });
+    const { server, signInCodes } = await buildApp(ctx);
+    try {
+      const url = `/console/sign-in/${signInCodes.issue(Date.now())}`;
+      const first = await server.inject({ method: 'GET', url });
+      expect(first.statusCode).toBe(303);
+      expect(first.headers.location).toBe('/console');
+      const cookie = String(first.headers['set-cookie']).split(';')[0]!;
+      expect((await server.inject({ method: 'GET', url: '/console', headers: { cookie } })).statusCode).toBe(200);
+      const again = await server.inject({ method: 'GET', url });
+      expect(again.statusCode).toBe(401);
+      expect(again.body).toContain('used already or has expired');
+    } finally {
+      await server.close();
+      await close();
+    }
+  });
+
+  it('refuses a forged session cookie', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/console', headers: { cookie: 'console_session=abc.o.99999999999999.forged' } });
+    expect(page.statusCode).toBe(303);
+  });
+
+  it('signs out', async () => {
+    const visitor = await signIn(t.app);
+    const out = await visitor.post('/console/sign-out', {});
+    expect(out.statusCode).toBe(303);
+    expect(String(out.headers['set-cookie'])).toContain('Max-Age=0');
+  });
+});
+
+describe('assets', () => {
+  it('serves its stylesheet and script itself, to anyone, cacheable; pages never are', async () => {
+    for (const [url, type] of [['/console/assets/console.css', 'text/css'], ['/console/assets/console.js', 'text/javascript']] as const) {
+      const answer = await t.app.inject({ method: 'GET', url });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe(`${type}; charset=utf-8`);
+      expect(answer.headers['cache-control']).toBe('public, max-age=3600');
+    }
+    const visitor = await signIn(t.app);
+    const page = await visitor.get('/console');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body).not.toMatch(/(src|href)="https?:/);
+  });
+});
+
+describe('forms', () => {
+  it('refuses every form of a signed-in operator without the CSRF token, and changes nothing', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    const answer = await visitor.post(`/console/services/${world.serviceId}/enabled`, { enabled: 'false' }, 'forged');
+    expect(answer.statusCode).toBe(403);
+    expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(true);
+    const done = await visitor.post(`/console/services/${world.serviceId}/enabled`, { enabled: 'false' });
+    expect(done.statusCode).toBe(200);
+    expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(false);
+  });
+
+  it('shows a refused control with its code and message, and a control that applies', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_REFRIGERATOR'] });
+    const fridge = world.devices[0]!.deviceId;
+    const visitor = await signIn(t.app);
+    const page = await visitor.get(`/console/devices/${fridge}`);
+    expect(page.body).toContain('type="range"');
+    const path = /name="path" value="([^"]*targetTemperatureC)"/.exec(page.body)?.[1];
+    expect(path).toBeDefined();
+    const refused = await visitor.post(`/console/devices/${fridge}/control`, { path: path!, value: '99' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toMatch(/Refused 1102<\/span>: [^<]*targetTemperatureC must be between/);
+    const applied = await visitor.post(`/console/devices/${fridge}/control`, { path: path!, value: '3' });
+    expect(applied.statusCode).toBe(200);
+    expect(applied.body).toContain('set; status version');
+  });
+
+  it("runs a virtual appliance's simulator actions and sets the time scale", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_REFRIGERATOR'] });
+    const fridge = world.devices[0]!.deviceId;
+    const visitor = await signIn(t.app);
+    await visitor.get(`/console/devices/${fridge}`);
+    const opened = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'open-door' });
+    expect(opened.statusCode).toBe(200);
+    expect(opened.body).toContain('open-door done');
+    expect(opened.body).toMatch(/data-path="doorStatus\[locationName=MAIN\]\.doorState">OPEN</);
+    const refused = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'fly' });
+    expect(refused.body).toMatch(/Refused 1102<\/span>: action must be one of/);
+    const scaled = await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: '60' });
+    expect(scaled.body).toContain('Time scale set to 60.');
+    expect(t.ctx.simulator.timeScale).toBe(60);
+  });
+
+  it('answers an unknown device with its refusal as a page', async () => {
+    const visitor = await signIn(t.app);
+    const page = await visitor.get('/console/devices/nope');
+    expect(page.statusCode).toBe(404);
+    expect(page.body).toContain('1205');
+  });
+});
+
+describe('the delivery log', () => {
+  it('shows each message with its body and headers, resends one and recovers the failed ones', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const washer = world.devices[0]!.deviceId;
+    // The service's first GET /devices subscribes it to the user's lifecycle messages.
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    await t.ctx.devices.rename(washer, 'Laundry');
+    const [message] = (await callAdmin(t.app, 'GET', `/admin/services/${world.serviceId}/messages`)).json().response as { messageId: string; sequence: number }[];
+    const visitor = await signIn(t.app);
+    const log = (await visitor.get(`/console/services/${world.serviceId}/messages`)).body;
+    expect(log).toContain(`data-message-id="${message!.messageId}"`);
+    expect(log).toContain(`webhook-id: ${message!.messageId}`);
+    expect(log).toContain(`webhook-sequence: ${message!.sequence}`);
+    expect(log).toMatch(/webhook-signature: v1,[A-Za-z0-9+/=]+/);
+    expect(log).toContain('&quot;pushType&quot;: &quot;DEVICE_ALIAS_CHANGED&quot;');
+    const resent = await visitor.post(`/console/messages/${message!.messageId}/resend`, { serviceId: world.serviceId });
+    expect(resent.body).toContain(`Message ${message!.messageId} is due again, with the same webhook-id.`);
+    const recovered = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: '2020-01-01T00:00' });
+    expect(recovered.body).toContain('0 failed messages are due again.');
+    const refused = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: 'yesterday' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('Refused 1102');
+  });
+});
+
+describe('what the pages show', () => {
+  it('shows the overview numbers that GET /admin/overview answers', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
+    await t.ctx.devices.setConnection(world.devices[0]!.deviceId, false);
+    const admin = (await callAdmin(t.app, 'GET', '/admin/overview')).json().response;
+    expect(admin).toMatchObject({ services: 1, users: 1, devices: 2, devicesOnline: 1 });
+    const visitor = await signIn(t.app);
+    const page = (await visitor.get('/console')).body;
+    expect(page).toContain(`<span class="n" id="n-services">${admin.services}</span>`);
+    expect(page).toContain(`<span class="n" id="n-users">${admin.users}</span>`);
+    expect(page).toContain(`<span class="n" id="n-devices">${admin.devicesOnline} / ${admin.devices}</span>`);
+    expect(page).toContain(`<span class="n" id="n-pending">${admin.pending + admin.delivering}</span>`);
+  });
+
+  it('lists users and devices as GET /admin/users and /admin/devices do, a page at a time', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER', 'DEVICE_STYLER'] });
+    const ids = world.devices.map((d) => d.deviceId).sort();
+    const first = (await callAdmin(t.app, 'GET', '/admin/devices?limit=2')).json().response as { deviceId: string }[];
+    expect(first.map((d) => d.deviceId)).toEqual(ids.slice(0, 2));
+    const next = (await callAdmin(t.app, 'GET', `/admin/devices?limit=2&after=${ids[1]}`)).json().response as { deviceId: string }[];
+    expect(next.map((d) => d.deviceId)).toEqual(ids.slice(2));
+    expect((await callAdmin(t.app, 'GET', '/admin/users')).json().response).toEqual([{ userNumber: world.userNumber, countryCode: world.countryCode }]);
+    const visitor = await signIn(t.app);
+    const page = (await visitor.get('/console/devices')).body;
+    for (const id of ids) expect(page).toContain(id);
+    expect((await visitor.get('/console/users')).body).toContain(world.userNumber);
+  });
+
+  it("answers a service's endpoint health", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const answer = await callAdmin(t.app, 'GET', `/admin/services/${world.serviceId}/endpoint`);
+    expect(answer.json().response).toEqual({ serviceId: world.serviceId, name: 'test service', enabled: true, failingSince: null, disabledAt: null, disabledReason: null });
+    expect((await callAdmin(t.app, 'GET', '/admin/services/nope/endpoint')).json().error.code).toBe('1305');
+  });
+});
