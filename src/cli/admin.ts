@@ -2,11 +2,12 @@
  * `appliance-cloud admin …`: the calls of the admin API (DESIGN D) made directly on the store of
  * DATABASE_URL through the same domain functions, printing what the API would answer as JSON.
  */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { MESSAGE_STATUSES } from '../admin/schemas.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
 import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
-import { loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { systemClock } from '../ids.js';
@@ -25,13 +26,25 @@ export function databaseConfig(options: Record<string, unknown>, env: NodeJS.Pro
   return loadConfig('sandbox', readSettings(options, env));
 }
 
+/**
+ * An admin command works on an existing database: a SQLite file that is not there is a mistyped
+ * DATABASE_URL, not a request for a new, empty one (`migrate` creates it when that is meant).
+ */
+function existingDatabase(databaseUrl: string): string {
+  const file = sqliteFile(databaseUrl);
+  if (file !== null && !existsSync(file)) {
+    throw new ConfigError(`DATABASE_URL: no database at ${file}; check the path, or create it with \`appliance-cloud migrate --database-url ${databaseUrl}\``);
+  }
+  return databaseUrl;
+}
+
 /** Opens the store, runs `handler` on a context over it, prints its result as JSON, closes the store. */
 function action(env: NodeJS.ProcessEnv, handler: Handler) {
   return async (...params: unknown[]): Promise<void> => {
     // Commander calls an action with the positional arguments, then the options, then the command.
     const command = params.at(-1) as Command;
     const config = databaseConfig(command.optsWithGlobals(), env);
-    const store = await openStore(config.databaseUrl);
+    const store = await openStore(existingDatabase(config.databaseUrl));
     try {
       const ctx = createContext(config, store, systemClock);
       const result = await handler(ctx, params.slice(0, -2) as string[], command.opts());
