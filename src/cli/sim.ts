@@ -5,8 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { DEVICE_TYPES } from '../catalog/index.js';
+import { DEVICE_TYPES, listModels } from '../catalog/index.js';
 import { ApiError, fail } from '../errors.js';
+import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
 import { callAdmin, targetOf, type Target } from './target.js';
 
@@ -94,6 +95,15 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     });
 }
 
+/** The actions each type's models offer, for `sim act --help`. */
+function actionsHelp(): string {
+  const rows = DEVICE_TYPES.map((deviceType) => {
+    const names = new Set(listModels(deviceType).flatMap((model) => Object.keys(actionsFor(model))));
+    return `  ${deviceType}\n    ${[...names].join(', ')}`;
+  });
+  return `\nActions by device type (args as JSON, e.g. '{"minutes": 30}' for start, '{"pushCode": "…"}' for raise-error):\n${rows.join('\n')}\n`;
+}
+
 export function simCommand(env: NodeJS.ProcessEnv): Command {
   const sim = new Command('sim')
     .description("drive the running server's virtual appliances through its admin API")
@@ -107,7 +117,8 @@ export function simCommand(env: NodeJS.ProcessEnv): Command {
   sim.command('time-scale').argument('<scale>', '1 = real time').description('set how fast virtual appliances live')
     .action(run((target, [scale]) => callAdmin(target, 'PUT', '/admin/sim/time-scale', { scale: Number(scale) })));
   sim.command('act').arguments('<deviceId> <action> [args]')
-    .description('act on a virtual appliance: open-door, close-door, raise-error, clear-error, remote-control-on|off, go-offline|online, …')
+    .description("act on a virtual appliance as a person at it would; the actions depend on the device's type (below) and model, and an unknown one is refused with the device's own list")
+    .addHelpText('after', actionsHelp())
     .action(run((target, [deviceId, action, args]) =>
       callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseArgs(args) }) })));
   sim.command('scenario').arguments('<name> <userNumber>').description('run a named scenario, e.g. laundry-day, dinner, cleaning-day')

@@ -7,7 +7,7 @@ import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
-import type { Connection, Device, DeviceState, Service, Store } from '../store/store.js';
+import type { Connection, Device, DeviceState, Page, Service, Store } from '../store/store.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { DeviceInputRefused, DeviceNotRegistered } from './errors.js';
@@ -110,6 +110,11 @@ export class Devices {
     // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
     if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
     return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));
+  }
+
+  /** Every registered device by deviceId, a page at a time (the platform's view, not a service's). */
+  async list(page: Page): Promise<Device[]> {
+    return this.deps.store.listDevices(page);
   }
 
   async get(deviceId: string): Promise<Device> {

@@ -87,7 +87,7 @@ function rows(behaviour: TypeBehaviour): Record<string, ActionRow> {
 }
 
 /** The actions a device offers, by name with what each does; they depend on its profile. */
-function actionsFor(model: CatalogModel): Record<string, string> {
+export function actionsFor(model: CatalogModel): Record<string, string> {
   const draft = new DeviceDraft(model, model.defaultStatus, emptyMemory(), 0);
   const offered: Record<string, string> = {};
   const { programme } = draft.behaviour;

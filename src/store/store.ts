@@ -146,6 +146,12 @@ export interface DeliveryAttempt {
   error: string | null;
 }
 
+/** A page of a listing ordered by id: the first `limit` after the id `after` (from the start without it). */
+export interface Page {
+  after?: string;
+  limit: number;
+}
+
 export interface MessageFilter {
   status?: MessageStatus;
   deviceId?: string;
@@ -227,6 +233,8 @@ export interface Store extends DeliveryStore {
 
   createUser(user: User): Promise<boolean>;
   getUser(userNumber: string): Promise<User | undefined>;
+  /** Users by userNumber (binary order), a page at a time. */
+  listUsers(page: Page): Promise<User[]>;
   /**
    * Unregisters the user's devices (with their messages), removes its connections and subscriptions,
    * and revokes its tokens as `disconnected` (so a later call with one answers 1202, not 1103).
@@ -264,6 +272,8 @@ export interface Store extends DeliveryStore {
   getDevice(deviceId: string): Promise<Device | undefined>;
   /** Devices registered to the user (owned or shared), oldest first. */
   listUserDevices(userNumber: string): Promise<Device[]>;
+  /** Devices by deviceId (binary order), with their users, a page at a time. */
+  listDevices(page: Page): Promise<Device[]>;
   /** Every virtual appliance, oldest first: the simulator adopts them at start. */
   listVirtualDevices(): Promise<Device[]>;
 

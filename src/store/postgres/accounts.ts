@@ -1,5 +1,5 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
+import type { AccessToken, Connection, NewService, Page, Service, ServicePatch, User } from '../store.js';
 import type { Param, Sql } from './database.js';
 import { unregisterDevice, userDeviceIds } from './devices.js';
 
@@ -105,6 +105,15 @@ export async function getUser(sql: Sql, userNumber: string): Promise<User | unde
   return sql.one<User>(
     'SELECT user_number AS "userNumber", country_code AS "countryCode", created_at AS "createdAt" FROM users WHERE user_number = $1',
     userNumber,
+  );
+}
+
+export async function listUsers(sql: Sql, { after, limit }: Page): Promise<User[]> {
+  return sql.all<User>(
+    `SELECT user_number AS "userNumber", country_code AS "countryCode", created_at AS "createdAt" FROM users
+     WHERE user_number > $1 COLLATE "C" ORDER BY user_number COLLATE "C" LIMIT $2`,
+    after ?? '',
+    limit,
   );
 }
 

@@ -15,7 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, NewDevice } from '../store.js';
+import type { Device, DeviceState, NewDevice, Page } from '../store.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './outbox.js';
 import { allowsType } from './subscriptions.js';
@@ -109,6 +109,10 @@ async function lockDevice(tx: Sql, deviceId: string): Promise<Device | undefined
 /** Devices registered to the user, in the order they were registered to it. */
 export async function listUserDevices(sql: Sql, userNumber: string): Promise<Device[]> {
   return sql.all<Device>(`${DEVICE} JOIN device_users r ON r.device_id = d.device_id WHERE r.user_number = $1 ORDER BY r.id`, userNumber);
+}
+
+export async function listDevices(sql: Sql, { after, limit }: Page): Promise<Device[]> {
+  return sql.all<Device>(`${DEVICE} WHERE d.device_id > $1 COLLATE "C" ORDER BY d.device_id COLLATE "C" LIMIT $2`, after ?? '', limit);
 }
 
 /** Every virtual appliance, oldest first, with its users. */

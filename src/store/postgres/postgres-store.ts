@@ -22,6 +22,7 @@ import type {
   NewService,
   OutboxMessage,
   OutboxStats,
+  Page,
   PushSubscription,
   RateLease,
   RateLimit,
@@ -129,6 +130,10 @@ export class PostgresStore implements Store {
     return accounts.getUser(this.#sql, userNumber);
   }
 
+  async listUsers(page: Page): Promise<User[]> {
+    return accounts.listUsers(this.#sql, page);
+  }
+
   async deleteUser(userNumber: string, at: number): Promise<boolean> {
     return accounts.deleteUser(this.#sql, userNumber, at);
   }
@@ -175,6 +180,10 @@ export class PostgresStore implements Store {
 
   async listUserDevices(userNumber: string): Promise<Device[]> {
     return devices.listUserDevices(this.#sql, userNumber);
+  }
+
+  async listDevices(page: Page): Promise<Device[]> {
+    return devices.listDevices(this.#sql, page);
   }
 
   async listVirtualDevices(): Promise<Device[]> {

@@ -1,5 +1,5 @@
 /** Services, users, access tokens and the connections between users and services. */
-import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../store.js';
+import type { AccessToken, Connection, NewService, Page, Service, ServicePatch, User } from '../store.js';
 import type { Sql } from './database.js';
 import { unregisterDevice, userDeviceIds } from './devices.js';
 import {
@@ -109,6 +109,12 @@ export function createUser(sql: Sql, user: User): boolean {
 export function getUser(sql: Sql, userNumber: string): User | undefined {
   const row = sql.one<UserRow>('SELECT user_number, country_code, created_at FROM users WHERE user_number = ?', userNumber);
   return row && toUser(row);
+}
+
+export function listUsers(sql: Sql, { after, limit }: Page): User[] {
+  return sql
+    .all<UserRow>('SELECT user_number, country_code, created_at FROM users WHERE user_number > ? ORDER BY user_number LIMIT ?', after ?? '', limit)
+    .map(toUser);
 }
 
 /**

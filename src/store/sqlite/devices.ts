@@ -11,7 +11,7 @@ import {
   type LifecyclePushType,
   type Subscriber,
 } from '../messages.js';
-import type { Device, DeviceState, DeviceType, NewDevice } from '../store.js';
+import type { Device, DeviceState, DeviceType, NewDevice, Page } from '../store.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
@@ -132,6 +132,10 @@ export function listUserDevices(sql: Sql, userNumber: string): Device[] {
     list.push(device);
   }
   return list;
+}
+
+export function listDevices(sql: Sql, { after, limit }: Page): Device[] {
+  return sql.all<DeviceWithUsersRow>(`${DEVICE_WITH_USERS} WHERE d.device_id > ? ORDER BY d.device_id LIMIT ?`, after ?? '', limit).map(toDeviceWithUsers);
 }
 
 /** Every virtual appliance, oldest first, with its users. */

@@ -23,6 +23,7 @@ import type {
   NewService,
   OutboxMessage,
   OutboxStats,
+  Page,
   PushSubscription,
   RecordedStatus,
   Service,
@@ -105,6 +106,10 @@ export class SqliteStore implements Store {
     return accounts.getUser(this.#sql, userNumber);
   }
 
+  async listUsers(page: Page): Promise<User[]> {
+    return accounts.listUsers(this.#sql, page);
+  }
+
   async deleteUser(userNumber: string, at: number): Promise<boolean> {
     return accounts.deleteUser(this.#sql, userNumber, at);
   }
@@ -151,6 +156,10 @@ export class SqliteStore implements Store {
 
   async listUserDevices(userNumber: string): Promise<Device[]> {
     return devices.listUserDevices(this.#sql, userNumber);
+  }
+
+  async listDevices(page: Page): Promise<Device[]> {
+    return devices.listDevices(this.#sql, page);
   }
 
   async listVirtualDevices(): Promise<Device[]> {
