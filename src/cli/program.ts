@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { loadConfig, PACKAGE_VERSION } from '../config.js';
 import { openStore } from '../store/index.js';
 import { adminCommand, databaseConfig } from './admin.js';
+import { listenCommand } from './listen.js';
 import { addSettingOptions, readSettings } from './settings.js';
 import { simCommand } from './sim.js';
 
@@ -46,5 +47,6 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
 
   program.addCommand(adminCommand(env));
   program.addCommand(simCommand(env));
+  program.addCommand(listenCommand(env));
   return program;
 }
