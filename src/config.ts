@@ -118,7 +118,6 @@ function databaseUrl(raw: string): string {
   } catch {
     throw refuse(' (not a URL)');
   }
-  if (url.hostname === '' || url.pathname.length < 2) throw refuse(' (no host or database name)');
   for (const name of ['pool_max', 'connect_timeout']) {
     const value = url.searchParams.get(name);
     if (value !== null && !/^[1-9]\d*$/.test(value)) throw new ConfigError(`DATABASE_URL ${name} must be a positive integer; got "${value}"`);
@@ -127,7 +126,7 @@ function databaseUrl(raw: string): string {
 }
 
 /** Parses a setting with a parser of its own module, so that a bad value stops the start before anything opens. */
-function checked<T>(name: string, raw: string, parse: (raw: string) => T): string {
+function checked(name: string, raw: string, parse: (raw: string) => unknown): string {
   try {
     parse(raw);
   } catch (error) {

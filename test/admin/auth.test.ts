@@ -162,10 +162,12 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect(operations.map((o) => o.call).sort()).toEqual([
       'DELETE /admin/users/{userNumber}',
       'DELETE /admin/users/{userNumber}/devices/{deviceId}',
+      'GET /admin/devices',
       'GET /admin/devices/{deviceId}',
       'GET /admin/services',
       'GET /admin/services/{serviceId}',
       'GET /admin/services/{serviceId}/messages',
+      'GET /admin/users',
       'PATCH /admin/devices/{deviceId}',
       'PATCH /admin/services/{serviceId}',
       'POST /admin/devices/{deviceId}/connection',

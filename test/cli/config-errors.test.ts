@@ -54,6 +54,11 @@ describe('configuration mistakes (real processes)', () => {
     await refused(['serve', '--port', '70000'], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:' }, 'PORT must be an integer from 0 to 65535; got "70000"');
   });
 
+  it('a sandbox --callback-url that cannot receive messages', async () => {
+    await refused(['sandbox', '--callback-url', 'ftp://partner.example/hooks', '--port', '0'], { DATABASE_URL: `sqlite:${join(dir, 'sandbox.db')}` },
+      'CALLBACK_URL (--callback-url) "ftp://partner.example/hooks" cannot receive messages: phase QA accepts only http: or https: callback URLs');
+  });
+
   it('a SQLite file that cannot be created', async () => {
     const notADirectory = join(dir, 'plain-file');
     writeFileSync(notADirectory, '');
