@@ -1,5 +1,8 @@
 /** Settings: environment (and matching CLI flags) → typed values, read and checked once at start. */
 import { readFileSync } from 'node:fs';
+import { createAddressGuard } from './delivery/address-guard.js';
+import { parseRetention } from './delivery/retention.js';
+import { parseRetrySchedule } from './delivery/schedule.js';
 
 export type Region = 'KIC' | 'EIC' | 'AIC';
 export type Phase = 'QA' | 'OP';
@@ -37,6 +40,9 @@ export interface Config {
 
 const REGIONS: readonly Region[] = ['KIC', 'EIC', 'AIC'];
 const PHASES: readonly Phase[] = ['QA', 'OP'];
+/** pino's levels. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+const DATABASE_URL_FORMS = 'sqlite:<file>, sqlite::memory: or postgres://user:pass@host:5432/db';
 
 export const PACKAGE_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -51,13 +57,20 @@ export type Settings = Partial<Record<
   string | undefined
 >>;
 
+/** A setting that cannot be used: the CLI prints its one-line message and exits 2. */
 export class ConfigError extends Error {}
 
-function integer(name: string, raw: string | undefined, fallback: number, min = 0): number {
+function integer(name: string, raw: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer ≥ ${min}; got "${raw}"`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`}; got "${raw}"`);
+  }
   return value;
+}
+
+function port(name: string, raw: string | undefined, fallback: number): number {
+  return integer(name, raw, fallback, 0, 65_535);
 }
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
@@ -74,33 +87,88 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
   return value;
 }
 
-/** Reads the settings for `mode`; `settings` is usually `process.env` merged with CLI flags. */
+function logLevel(raw: string | undefined, fallback: string): string {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${raw}"`);
+  return raw;
+}
+
+/** Never echo a password that a URL may carry. */
+export function redactDatabaseUrl(databaseUrl: string): string {
+  return databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** The file a `sqlite:` DATABASE_URL names (`sqlite:///abs/path` and `sqlite:relative/path` alike); null for memory or another database. */
+export function sqliteFile(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('sqlite:') || databaseUrl === 'sqlite::memory:') return null;
+  return databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+}
+
+/** The form of a DATABASE_URL; whether its database can be reached is known only when the store opens it. */
+function databaseUrl(raw: string): string {
+  const refuse = (why: string) => new ConfigError(`DATABASE_URL must be ${DATABASE_URL_FORMS}; got "${redactDatabaseUrl(raw)}"${why}`);
+  if (raw.startsWith('sqlite:')) {
+    if (raw === 'sqlite:' || raw === 'sqlite://') throw refuse(' (no file path)');
+    return raw;
+  }
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw refuse('');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse(' (not a URL)');
+  }
+  for (const name of ['pool_max', 'connect_timeout']) {
+    const value = url.searchParams.get(name);
+    if (value !== null && !/^[1-9]\d*$/.test(value)) throw new ConfigError(`DATABASE_URL ${name} must be a positive integer; got "${value}"`);
+  }
+  return raw;
+}
+
+/** Parses a setting with a parser of its own module, so that a bad value stops the start before anything opens. */
+function checked(name: string, raw: string, parse: (raw: string) => unknown): string {
+  try {
+    parse(raw);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return raw;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Reads the settings for `mode`, checking every one; `settings` is usually `process.env` merged with CLI flags. */
 export function loadConfig(mode: Mode, settings: Settings): Config {
   const sandbox = mode === 'sandbox';
   const adminToken = settings.ADMIN_TOKEN || null;
   if (mode === 'serve' && !adminToken) throw new ConfigError('ADMIN_TOKEN is required by `serve`');
+  const phase = oneOf('PHASE', settings.PHASE, PHASES, mode === 'serve' ? 'OP' : 'QA');
+  const deliveryAllowList = list(settings.DELIVERY_ALLOW_LIST);
+  checked('DELIVERY_ALLOW_LIST', settings.DELIVERY_ALLOW_LIST ?? '', () => createAddressGuard({ phase, allowList: deliveryAllowList }));
   return {
     mode,
-    port: integer('PORT', settings.PORT, 8080),
+    port: port('PORT', settings.PORT, 8080),
     host: settings.HOST || (sandbox ? '127.0.0.1' : '0.0.0.0'),
-    databaseUrl: settings.DATABASE_URL || (mode === 'test' ? 'sqlite::memory:' : 'sqlite:./data/appliance-cloud.db'),
+    databaseUrl: databaseUrl(settings.DATABASE_URL || (mode === 'test' ? 'sqlite::memory:' : 'sqlite:./data/appliance-cloud.db')),
     adminToken,
-    mqttPort: integer('MQTT_PORT', settings.MQTT_PORT, mode === 'test' ? 0 : 1883),
+    mqttPort: port('MQTT_PORT', settings.MQTT_PORT, mode === 'test' ? 0 : 1883),
     mqttUrl: settings.MQTT_URL || null,
     region: oneOf('REGION', settings.REGION, REGIONS, 'KIC'),
-    phase: oneOf('PHASE', settings.PHASE, PHASES, mode === 'serve' ? 'OP' : 'QA'),
+    phase,
     domain: settings.DOMAIN || 'appliance-cloud.example',
-    logLevel: settings.LOG_LEVEL || (mode === 'test' ? 'silent' : 'info'),
+    logLevel: logLevel(settings.LOG_LEVEL, mode === 'test' ? 'silent' : 'info'),
     rateLimitPerSecond: integer('RATE_LIMIT_PER_SECOND', settings.RATE_LIMIT_PER_SECOND, 1000),
     rateLimitBurst: integer('RATE_LIMIT_BURST', settings.RATE_LIMIT_BURST, 2000, 1),
     controlTimeoutMs: integer('CONTROL_TIMEOUT_MS', settings.CONTROL_TIMEOUT_MS, 10_000, 1),
     eventSubscriptionLimit: integer('EVENT_SUBSCRIPTION_LIMIT', settings.EVENT_SUBSCRIPTION_LIMIT, 100, 1),
     virtualByDefault: sandbox,
     simTimeScale: positive('SIM_TIME_SCALE', settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
-    deliveryRetrySchedule: settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'),
+    deliveryRetrySchedule: checked('DELIVERY_RETRY_SCHEDULE', settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'), parseRetrySchedule),
     deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1),
-    deliveryAllowList: (settings.DELIVERY_ALLOW_LIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    messageRetention: settings.MESSAGE_RETENTION || '7d',
+    deliveryAllowList,
+    messageRetention: checked('MESSAGE_RETENTION', settings.MESSAGE_RETENTION || '7d', parseRetention),
     version: PACKAGE_VERSION,
   };
 }

@@ -55,10 +55,28 @@ export function createMetrics(collect: { connectedDevices: () => Promise<number>
   };
 }
 
+/**
+ * Services named in delivery labels, per process: the first ones to get attempts; later ones count
+ * as `other`. Services are few and made by operators, but a label per service must not grow a
+ * series per service without bound on a platform with thousands of partners.
+ */
+export const SERVICE_LABELS = 100;
+
+/** The `service` label of a serviceId: itself for the first SERVICE_LABELS services seen, then `other`. */
+export function serviceLabeller(limit = SERVICE_LABELS): (serviceId: string) => string {
+  const named = new Set<string>();
+  return (serviceId) => {
+    if (named.has(serviceId)) return serviceId;
+    if (named.size >= limit) return 'other';
+    named.add(serviceId);
+    return serviceId;
+  };
+}
+
 /** Delivery (DESIGN C, E): what happened to attempts, and how much waits. */
 export interface DeliveryMetrics {
-  /** One per recorded attempt, by what became of its message: delivered, retry, failed, held, or fenced. */
-  deliveries: Counter<'outcome'>;
+  /** One per recorded attempt, by what became of its message (delivered, retry, failed, held, or fenced) and service. */
+  deliveries: Counter<'outcome' | 'service'>;
   attemptDuration: Histogram<'result'>;
 }
 
@@ -96,8 +114,8 @@ export function createDeliveryMetrics(registry: Registry, collect: { stats: () =
   return {
     deliveries: new Counter({
       name: 'deliveries_total',
-      help: 'Delivery attempts by what became of their message',
-      labelNames: ['outcome'],
+      help: 'Delivery attempts by what became of their message, and by service (the first 100 services a process delivers for; then "other")',
+      labelNames: ['outcome', 'service'],
       registers: [registry],
     }),
     attemptDuration: new Histogram({

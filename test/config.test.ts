@@ -13,7 +13,14 @@ describe('settings', () => {
   });
 
   it('refuses malformed values with the setting named', () => {
-    expect(() => loadConfig('test', { PORT: 'eighty' })).toThrow('PORT must be an integer ≥ 0; got "eighty"');
+    expect(() => loadConfig('test', { PORT: 'eighty' })).toThrow('PORT must be an integer from 0 to 65535; got "eighty"');
+    expect(() => loadConfig('test', { LOG_LEVEL: 'verbose' })).toThrow('LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "verbose"');
+    expect(() => loadConfig('test', { DATABASE_URL: 'postgres://u:p@db.example:port/app' })).toThrow(
+      'DATABASE_URL must be sqlite:<file>, sqlite::memory: or postgres://user:pass@host:5432/db; got "postgres://***@db.example:port/app" (not a URL)',
+    );
+    expect(() => loadConfig('test', { DATABASE_URL: 'postgres://db.example/app?pool_max=lots' })).toThrow('DATABASE_URL pool_max must be a positive integer; got "lots"');
+    expect(() => loadConfig('test', { MESSAGE_RETENTION: 'forever' })).toThrow('MESSAGE_RETENTION: "forever" is not a duration');
+    expect(() => loadConfig('test', { DELIVERY_ALLOW_LIST: '10.0.0.0/99' })).toThrow('DELIVERY_ALLOW_LIST: allow-list entry "10.0.0.0/99"');
     expect(() => loadConfig('test', { REGION: 'MARS' })).toThrow('REGION must be one of KIC, EIC, AIC; got "MARS"');
   });
 

@@ -1,11 +1,24 @@
 /** A device as the platform sees it: rename, read, and act as the device would — report, push, connect (DESIGN D). */
+import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { answer, type AdminApp } from './common.js';
-import { adminSchema, ConnectionBody, DeviceParams, DeviceStateView, DeviceView, Empty, PushBody, RenameBody, ReportBody, VersionView } from './schemas.js';
+import { parseLimit } from './messages.js';
+import { adminSchema, ConnectionBody, DeviceParams, DeviceStateView, DeviceView, Empty, PageQuery, PushBody, RenameBody, ReportBody, VersionView } from './schemas.js';
 import { deviceView } from './views.js';
 
 export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
   const { devices, clock } = ctx;
+
+  app.get('/devices', {
+    schema: adminSchema(
+      'listDevices', 'List devices',
+      { description: 'Every registered device with its users, by deviceId, a page at a time: pass the last deviceId of a page as `after` for the next.', querystring: PageQuery },
+      Type.Array(DeviceView),
+    ),
+  }, async (request) => {
+    const found = await devices.list({ ...request.query, limit: parseLimit(request.query.limit) });
+    return answer(request, clock, found.map(deviceView));
+  });
 
   app.patch('/devices/:deviceId', {
     schema: adminSchema('renameDevice', 'Rename a device', { description: 'Records DEVICE_ALIAS_CHANGED.', params: DeviceParams, body: RenameBody }, DeviceView, ['1205']),

@@ -8,8 +8,8 @@ import { overview, type ServiceHealth } from '../core/overview.js';
 import { fail } from '../errors.js';
 import { answer, type AdminApp } from './common.js';
 import { parseLimit } from './messages.js';
-import { adminSchema, DeviceView, ServiceIdParams, UserView } from './schemas.js';
-import { deviceView, iso } from './views.js';
+import { adminSchema, ServiceIdParams } from './schemas.js';
+import { iso } from './views.js';
 
 const NullableIso = Type.Union([Type.String({ description: 'ISO 8601 UTC' }), Type.Null()]);
 
@@ -44,13 +44,6 @@ const OverviewView = Type.Object({
   ),
 });
 
-const PageQuery = Type.Object(
-  {
-    after: Type.Optional(Type.String({ description: 'The id the previous page ended with.' })),
-    limit: Type.Optional(Type.String({ description: 'An integer from 1 to 1000; default 100.', examples: ['100'] })),
-  },
-  { additionalProperties: false },
-);
 
 export function endpointView({ service, health }: ServiceHealth): Static<typeof EndpointView> {
   const time = (epochMs: number | null) => (epochMs === null ? null : iso(epochMs));
@@ -84,17 +77,6 @@ export function overviewRoutes(app: AdminApp, ctx: AppContext): void {
       lastHour: o.lastHour.map((m) => ({ ...m, minute: iso(m.minute) })),
     });
   });
-
-  app.get('/users', {
-    schema: adminSchema('listUsers', 'List users', { description: 'By userNumber, a page at a time.', querystring: PageQuery }, Type.Array(UserView)),
-  }, async (request) => {
-    const users = await store.listUsers(page(request.query));
-    return answer(request, clock, users.map((u) => ({ userNumber: u.userNumber, countryCode: u.countryCode })));
-  });
-
-  app.get('/devices', {
-    schema: adminSchema('listDevices', 'List devices', { description: 'By deviceId, a page at a time.', querystring: PageQuery }, Type.Array(DeviceView)),
-  }, async (request) => answer(request, clock, (await store.listDevices(page(request.query))).map(deviceView)));
 
   app.get('/services/:serviceId/endpoint', {
     schema: adminSchema('getServiceEndpoint', "A service's delivery endpoint health", { params: ServiceIdParams }, EndpointView, ['1305']),

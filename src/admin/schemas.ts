@@ -194,6 +194,14 @@ export const MessagesQuery = Type.Object(
 
 export const MessageParams = Type.Object({ messageId: Type.String() });
 
+export const PageQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ description: 'The last id of the previous page; the listing starts after it.' })),
+    limit: Type.Optional(Type.String({ description: 'An integer from 1 to 1000; default 100.', examples: ['100'] })),
+  },
+  { additionalProperties: false },
+);
+
 export const RecoverBody = Type.Object(
   { since: Type.String({ description: 'ISO 8601; failed messages created at or after it go back to pending.', examples: ['2026-01-01T00:00:00Z'] }) },
   { additionalProperties: false },

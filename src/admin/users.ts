@@ -1,7 +1,9 @@
 /** Users, their access tokens, and the devices registered to them (DESIGN D). */
+import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
 import { answer, type AdminApp } from './common.js';
-import { adminSchema, Empty, NewDeviceBody, NewDeviceResponse, NewTokenBody, NewUserBody, TokenView, UserDeviceParams, UserParams, UserView } from './schemas.js';
+import { parseLimit } from './messages.js';
+import { adminSchema, Empty, NewDeviceBody, NewDeviceResponse, NewTokenBody, NewUserBody, PageQuery, TokenView, UserDeviceParams, UserParams, UserView } from './schemas.js';
 import { iso } from './views.js';
 
 export function userRoutes(app: AdminApp, ctx: AppContext): void {
@@ -12,6 +14,13 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
   }, async (request) => {
     const user = await accounts.createUser(request.body.countryCode, request.body.userNumber);
     return answer(request, clock, { userNumber: user.userNumber, countryCode: user.countryCode });
+  });
+
+  app.get('/users', {
+    schema: adminSchema('listUsers', 'List users', { description: 'By userNumber, a page at a time: pass the last userNumber of a page as `after` for the next.', querystring: PageQuery }, Type.Array(UserView)),
+  }, async (request) => {
+    const users = await accounts.listUsers({ ...request.query, limit: parseLimit(request.query.limit) });
+    return answer(request, clock, users.map((user) => ({ userNumber: user.userNumber, countryCode: user.countryCode })));
   });
 
   app.delete('/users/:userNumber', {

@@ -1,17 +1,21 @@
 /**
  * `appliance-cloud admin …`: the calls of the admin API (DESIGN D) made directly on the store of
- * DATABASE_URL through the same domain functions, printing what the API would answer as JSON.
+ * DATABASE_URL through the same domain functions, printing what the API would answer as JSON (a
+ * resend prints the message resent, where the API answers `{}`).
  */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { MESSAGE_STATUSES } from '../admin/schemas.js';
+import { DEVICE_TYPES } from '../catalog/index.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
 import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
-import { loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { systemClock } from '../ids.js';
 import { openStore } from '../store/index.js';
 import type { MessageStatus } from '../core/model.js';
+import type { Page } from '../store/areas/overview.js';
 import { addSettingOptions, readSettings } from './settings.js';
 
 type Options = Record<string, string | boolean | undefined>;
@@ -25,13 +29,25 @@ export function databaseConfig(options: Record<string, unknown>, env: NodeJS.Pro
   return loadConfig('sandbox', readSettings(options, env));
 }
 
+/**
+ * An admin command works on an existing database: a SQLite file that is not there is a mistyped
+ * DATABASE_URL, not a request for a new, empty one (`migrate` creates it when that is meant).
+ */
+function existingDatabase(databaseUrl: string): string {
+  const file = sqliteFile(databaseUrl);
+  if (file !== null && !existsSync(file)) {
+    throw new ConfigError(`DATABASE_URL: no database at ${file}; check the path, or create it with \`appliance-cloud migrate --database-url ${databaseUrl}\``);
+  }
+  return databaseUrl;
+}
+
 /** Opens the store, runs `handler` on a context over it, prints its result as JSON, closes the store. */
 function action(env: NodeJS.ProcessEnv, handler: Handler) {
   return async (...params: unknown[]): Promise<void> => {
     // Commander calls an action with the positional arguments, then the options, then the command.
     const command = params.at(-1) as Command;
     const config = databaseConfig(command.optsWithGlobals(), env);
-    const store = await openStore(config.databaseUrl);
+    const store = await openStore(existingDatabase(config.databaseUrl));
     try {
       const ctx = createContext(config, store, systemClock);
       const result = await handler(ctx, params.slice(0, -2) as string[], command.opts());
@@ -77,12 +93,19 @@ function json(name: string, value: string): unknown {
   }
 }
 
+/** --after and --limit of a listing. */
+function page(options: Options): Page {
+  const after = text(options, 'after');
+  return { ...(after !== undefined ? { after } : {}), limit: parseLimit(text(options, 'limit')) };
+}
+
 function servicesCommand(env: NodeJS.ProcessEnv): Command {
   const services = new Command('services').description('calling services');
   services.command('create').description('create a service; prints its key and webhook secret, shown once')
-    .requiredOption('--name <name>')
-    .requiredOption('--allowed-devices <types>', 'comma-separated device types')
-    .option('--callback-url <url>').option('--event-callback-url <url>')
+    .requiredOption('--name <name>', "the service's name, as operators see it")
+    .requiredOption('--allowed-devices <types>', `comma-separated device types the service may see: ${DEVICE_TYPES.join(', ')}`)
+    .option('--callback-url <url>', 'where its push messages are POSTed (https in phase OP) [default none: messages are held until set]')
+    .option('--event-callback-url <url>', 'where its DEVICE_STATUS events are POSTed [default the callback URL]')
     .action(action(env, async ({ accounts }, _args, o) => {
       const { service, serviceKey, webhookSecret } = await accounts.createService({
         name: text(o, 'name')!,
@@ -97,8 +120,9 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
   services.command('get').argument('<serviceId>').description('one service, without secrets')
     .action(action(env, async ({ accounts }, [serviceId]) => serviceView(await accounts.getService(serviceId!))));
   services.command('update').argument('<serviceId>').description('change a service; an empty URL clears it')
-    .option('--name <name>').option('--allowed-devices <types>', 'comma-separated device types')
-    .option('--callback-url <url>').option('--event-callback-url <url>').option('--enabled <boolean>')
+    .option('--name <name>', "the service's name").option('--allowed-devices <types>', 'comma-separated device types, replacing the list')
+    .option('--callback-url <url>', 'where push messages are POSTed').option('--event-callback-url <url>', 'where events are POSTed')
+    .option('--enabled <boolean>', 'true or false; a disabled service is refused and its messages held')
     .action(action(env, async ({ accounts }, [serviceId], o) => {
       const [name, allowed, callbackUrl, eventCallbackUrl, enabled] =
         (['name', 'allowedDevices', 'callbackUrl', 'eventCallbackUrl', 'enabled'] as const).map((key) => text(o, key));
@@ -127,6 +151,12 @@ function usersCommand(env: NodeJS.ProcessEnv): Command {
       const user = await accounts.createUser(text(o, 'countryCode')!, text(o, 'userNumber'));
       return { userNumber: user.userNumber, countryCode: user.countryCode };
     }));
+  users.command('list').description('users by userNumber, a page at a time')
+    .option('--after <userNumber>', 'start after this one: the last of the previous page').option('--limit <n>', '1 to 1000; default 100')
+    .action(action(env, async ({ accounts }, _args, o) => {
+      const users = await accounts.listUsers(page(o));
+      return users.map((user) => ({ userNumber: user.userNumber, countryCode: user.countryCode }));
+    }));
   users.command('delete').argument('<userNumber>').description("delete a user, unregistering the user's devices first")
     .action(action(env, async ({ accounts }, [userNumber]) => {
       await accounts.deleteUser(userNumber!);
@@ -138,7 +168,7 @@ function usersCommand(env: NodeJS.ProcessEnv): Command {
 function tokensCommand(env: NodeJS.ProcessEnv): Command {
   const tokens = new Command('tokens').description('access tokens');
   tokens.command('create').argument('<userNumber>').description('issue an access token; connects the user to the service')
-    .requiredOption('--service-id <serviceId>').option('--expires-in-seconds <seconds>', 'default 86400')
+    .requiredOption('--service-id <serviceId>', 'the service the token calls for').option('--expires-in-seconds <seconds>', 'default 86400')
     .action(action(env, async ({ accounts }, [userNumber], o) => {
       const expiresIn = integer('expiresInSeconds', text(o, 'expiresInSeconds'), 315_360_000);
       const token = await accounts.issueToken(userNumber!, text(o, 'serviceId')!, expiresIn);
@@ -150,8 +180,9 @@ function tokensCommand(env: NodeJS.ProcessEnv): Command {
 function devicesCommand(env: NodeJS.ProcessEnv): Command {
   const devices = new Command('devices').description('devices');
   devices.command('register').argument('<userNumber>').description("register a device to a user; prints its secret, shown once")
-    .requiredOption('--device-type <type>').requiredOption('--alias <alias>')
-    .option('--model-name <name>').option('--device-id <deviceId>').option('--group-id <groupId>', 'washtower halves only')
+    .requiredOption('--device-type <type>', `one of ${DEVICE_TYPES.join(', ')}`).requiredOption('--alias <alias>', 'the name its users see')
+    .option('--model-name <name>', "one of the catalog's models of the type [default its first]").option('--device-id <deviceId>', 'generated when absent')
+    .option('--group-id <groupId>', 'washtower halves only')
     .addOption(new Option('--virtual', 'attach a simulated appliance, online at once (default: a real device, offline until it connects)'))
     .action(action(env, async (ctx, [userNumber], o) => {
       const { device, deviceSecret } = await ctx.devices.register(userNumber!, {
@@ -165,6 +196,9 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       const { userNumbers: _users, createdAt: _created, deviceId, ...shown } = deviceView(device);
       return { deviceId, deviceSecret, ...shown };
     }));
+  devices.command('list').description('every registered device with its users, by deviceId, a page at a time')
+    .option('--after <deviceId>', 'start after this one: the last of the previous page').option('--limit <n>', '1 to 1000; default 100')
+    .action(action(env, async (ctx, _args, o) => (await ctx.devices.list(page(o))).map(deviceView)));
   devices.command('share').arguments('<userNumber> <deviceId>').description('share an existing device with another user of the home')
     .action(action(env, async (ctx, [userNumber, deviceId]) => {
       await ctx.devices.share(deviceId!, userNumber!);
@@ -175,7 +209,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       await ctx.devices.unregister(deviceId!, userNumber!);
       return {};
     }));
-  devices.command('rename').argument('<deviceId>').requiredOption('--alias <alias>').description('rename a device')
+  devices.command('rename').argument('<deviceId>').requiredOption('--alias <alias>', 'the new name').description('rename a device')
     .action(action(env, async (ctx, [deviceId], o) => deviceView(await ctx.devices.rename(deviceId!, text(o, 'alias')!))));
   devices.command('get').argument('<deviceId>').description('a device with its status, connection and version')
     .action(action(env, async (ctx, [deviceId]) => {
@@ -201,7 +235,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
 function messagesCommand(env: NodeJS.ProcessEnv): Command {
   const messages = new Command('messages').description("a service's messages and their delivery attempts");
   messages.command('list').argument('<serviceId>').description('messages with their attempts')
-    .addOption(new Option('--status <status>').choices(MESSAGE_STATUSES)).option('--device-id <deviceId>')
+    .addOption(new Option('--status <status>', 'only messages in this state').choices(MESSAGE_STATUSES)).option('--device-id <deviceId>', "only this device's messages")
     .option('--since <time>', 'ISO 8601').option('--limit <n>', '1 to 1000; default 100')
     .action(action(env, async ({ accounts }, [serviceId], o) => {
       const since = text(o, 'since');
@@ -213,11 +247,8 @@ function messagesCommand(env: NodeJS.ProcessEnv): Command {
       });
       return found.map(messageView);
     }));
-  messages.command('resend').argument('<messageId>').description('put one message back to pending, due now')
-    .action(action(env, async ({ accounts }, [messageId]) => {
-      await accounts.resendMessage(messageId!);
-      return {};
-    }));
+  messages.command('resend').argument('<messageId>').description('put one message back to pending, due now; prints it with its earlier attempts')
+    .action(action(env, async ({ accounts }, [messageId]) => messageView(await accounts.resendMessage(messageId!))));
   messages.command('recover').argument('<serviceId>').requiredOption('--since <time>', 'ISO 8601')
     .description('put every failed message created since then back to pending')
     .action(action(env, async ({ accounts }, [serviceId], o) => ({ resent: await accounts.recoverFailed(serviceId!, parseSince(text(o, 'since')!)) })));

@@ -1,8 +1,10 @@
 /** The `appliance-cloud` command line: thin commands over the same functions the HTTP interfaces use. */
 import { Command } from 'commander';
-import { loadConfig, PACKAGE_VERSION } from '../config.js';
+import { ConfigError, loadConfig, PACKAGE_VERSION } from '../config.js';
+import { checkCallbackUrl } from '../delivery/address-guard.js';
 import { openStore } from '../store/index.js';
 import { adminCommand, databaseConfig } from './admin.js';
+import { listenCommand } from './listen.js';
 import { addSettingOptions, readSettings } from './settings.js';
 import { simCommand } from './sim.js';
 
@@ -22,6 +24,8 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .action(async (options: Record<string, unknown>) => {
       const config = loadConfig('sandbox', readSettings(options, env));
       const callbackUrl = (options.callbackUrl as string | undefined) ?? env.CALLBACK_URL;
+      const check = callbackUrl ? checkCallbackUrl(callbackUrl, { phase: config.phase, allowList: config.deliveryAllowList }) : undefined;
+      if (check && !check.ok) throw new ConfigError(`CALLBACK_URL (--callback-url) "${callbackUrl}" cannot receive messages: ${check.reason}`);
       const { runSandbox } = await import('../sandbox/index.js');
       await runSandbox(config, callbackUrl ? { callbackUrl } : {});
     });
@@ -46,5 +50,6 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
 
   program.addCommand(adminCommand(env));
   program.addCommand(simCommand(env));
+  program.addCommand(listenCommand(env));
   return program;
 }

@@ -5,40 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { DEVICE_TYPES } from '../catalog/index.js';
-import { ApiError, ERRORS, fail, type ErrorCode } from '../errors.js';
-import { newMessageId } from '../ids.js';
-import { credentialsPath, readCredentials } from '../sandbox/credentials.js';
+import { DEVICE_TYPES, listModels } from '../catalog/index.js';
+import { ApiError, fail } from '../errors.js';
+import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
-
-interface Target {
-  url: string;
-  adminToken: string;
-}
-
-/** The server to call: --url (else http://127.0.0.1:PORT) and --admin-token (else ADMIN_TOKEN, else the sandbox's saved one). */
-export function targetOf(options: Record<string, unknown>, env: NodeJS.ProcessEnv): Target {
-  const url = (options.url as string | undefined) ?? `http://127.0.0.1:${env.PORT ?? '8080'}`;
-  const saved = readCredentials(credentialsPath(env.DATABASE_URL ?? 'sqlite:./data/appliance-cloud.db'));
-  const adminToken = (options.adminToken as string | undefined) ?? env.ADMIN_TOKEN ?? saved?.adminToken;
-  if (!adminToken) throw new ApiError('1301', 'No admin token: pass --admin-token, set ADMIN_TOKEN, or run from the sandbox folder.');
-  return { url: url.replace(/\/$/, ''), adminToken };
-}
-
-/** One admin call; an error envelope becomes the ApiError it stands for. */
-export async function callAdmin(target: Target, method: string, path: string, body: unknown): Promise<unknown> {
-  const response = await fetch(`${target.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${target.adminToken}`, 'x-message-id': newMessageId(), 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const envelope = (await response.json()) as { response?: unknown; error?: { code: string; message: string } };
-  if (envelope.error) {
-    const code = (envelope.error.code in ERRORS ? envelope.error.code : '2000') as ErrorCode;
-    throw new ApiError(code, envelope.error.message);
-  }
-  return envelope.response;
-}
+import { callAdmin, targetOf, type Target } from './target.js';
 
 function parseArgs(value: string | undefined): unknown {
   if (value === undefined) return undefined;
@@ -124,10 +95,19 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     });
 }
 
+/** The actions each type's models offer, for `sim act --help`. */
+function actionsHelp(): string {
+  const rows = DEVICE_TYPES.map((deviceType) => {
+    const names = new Set(listModels(deviceType).flatMap((model) => Object.keys(actionsFor(model))));
+    return `  ${deviceType}\n    ${[...names].join(', ')}`;
+  });
+  return `\nActions by device type (args as JSON, e.g. '{"minutes": 30}' for start, '{"pushCode": "…"}' for raise-error):\n${rows.join('\n')}\n`;
+}
+
 export function simCommand(env: NodeJS.ProcessEnv): Command {
   const sim = new Command('sim')
     .description("drive the running server's virtual appliances through its admin API")
-    .option('--url <url>', 'the server [default http://127.0.0.1:$PORT]')
+    .option('--url <url>', 'the server [default: where the sandbox of DATABASE_URL listens, as its data/sandbox.json records, else http://127.0.0.1:$PORT]')
     .option('--admin-token <token>', 'its admin token [env ADMIN_TOKEN, else the sandbox\'s data/sandbox.json]');
   const run = (call: (target: Target, args: string[]) => Promise<unknown>) => async (...params: unknown[]) => {
     const command = params.at(-1) as Command;
@@ -137,7 +117,8 @@ export function simCommand(env: NodeJS.ProcessEnv): Command {
   sim.command('time-scale').argument('<scale>', '1 = real time').description('set how fast virtual appliances live')
     .action(run((target, [scale]) => callAdmin(target, 'PUT', '/admin/sim/time-scale', { scale: Number(scale) })));
   sim.command('act').arguments('<deviceId> <action> [args]')
-    .description('act on a virtual appliance: open-door, close-door, raise-error, clear-error, remote-control-on|off, go-offline|online, …')
+    .description("act on a virtual appliance as a person at it would; the actions depend on the device's type (below) and model, and an unknown one is refused with the device's own list")
+    .addHelpText('after', actionsHelp())
     .action(run((target, [deviceId, action, args]) =>
       callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseArgs(args) }) })));
   sim.command('scenario').arguments('<name> <userNumber>').description('run a named scenario, e.g. laundry-day, dinner, cleaning-day')

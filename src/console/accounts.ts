@@ -13,11 +13,11 @@ function nextLink(path: string, ids: string[]): Html {
 }
 
 export function accountRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
-  const { store } = deps.ctx;
+  const { store, accounts, devices: deviceService } = deps.ctx;
   type Query = { Querystring: { after?: string } };
 
   app.get<Query>('/users', async (request, reply) => {
-    const users = await store.listUsers(page({ ...request.query, limit: PAGE }));
+    const users = await accounts.listUsers(page({ ...request.query, limit: PAGE }));
     const rows = await Promise.all(users.map(async (user) => {
       const devices = await store.listUserDevices(user.userNumber);
       return html`<tr><td><code>${user.userNumber}</code></td><td>${user.countryCode}</td><td>${when(user.createdAt)}</td>
@@ -30,7 +30,7 @@ ${nextLink('/console/users', users.map((u) => u.userNumber))}`;
   });
 
   app.get<Query>('/devices', async (request, reply) => {
-    const devices = await store.listDevices(page({ ...request.query, limit: PAGE }));
+    const devices = await deviceService.list(page({ ...request.query, limit: PAGE }));
     const rows = devices.map((d) => html`<tr><td><a href="/console/devices/${encodeURIComponent(d.deviceId)}">${d.alias}</a><br><code class="muted">${d.deviceId}</code></td>
 <td>${d.deviceType}<br><span class="muted">${d.modelName}</span></td><td>${d.virtual ? 'virtual' : 'real'}</td>
 <td>${d.online ? html`<span class="badge ok">online</span>` : html`<span class="badge bad">offline</span>`}</td><td>${d.userNumbers.map((u) => html`<code>${u}</code> `)}</td></tr>`);

@@ -9,6 +9,7 @@ import { countriesOf, isCountryCode, regionOf } from '../regions.js';
 import type { DeliveryAttempt, OutboxMessage, Service, ServicePatch, User } from './model.js';
 import type { MessageFilter } from '../store/areas/outbox.js';
 import type { Store } from '../store/store.js';
+import type { Page } from '../store/areas/overview.js';
 import type { LookupInvalidation } from './cache.js';
 
 /** During a rotation, the previous webhook secret keeps signing for this long (DESIGN C). */
@@ -141,6 +142,11 @@ export class Accounts {
     return user;
   }
 
+  /** Users by userNumber, a page at a time. */
+  async listUsers(page: Page): Promise<User[]> {
+    return this.deps.store.listUsers(page);
+  }
+
   async deleteUser(userNumber: string): Promise<void> {
     const deleted = await this.deps.store.deleteUser(userNumber, this.deps.clock.now());
     await this.lookups.userChanged(userNumber);
@@ -180,11 +186,14 @@ export class Accounts {
     }));
   }
 
-  /** Puts one message back to pending, due now. */
-  async resendMessage(messageId: string): Promise<void> {
-    if (!(await this.deps.store.resendMessage(messageId, this.deps.clock.now()))) {
-      throw fail('1305', `Message ${messageId} does not exist.`);
-    }
+  /** Puts one message back to pending, due now; returns it so as resent, with the attempts it had. */
+  async resendMessage(messageId: string): Promise<MessageWithAttempts> {
+    const { store, clock } = this.deps;
+    if (!(await store.resendMessage(messageId, clock.now()))) throw fail('1305', `Message ${messageId} does not exist.`);
+    const message = await store.getMessage(messageId);
+    // Retention deleted it in between: it was delivered meanwhile, and old.
+    if (!message) throw fail('1305', `Message ${messageId} does not exist.`);
+    return { message, attempts: (await store.listAttempts([messageId])).sort((a, b) => a.attempt - b.attempt) };
   }
 
   /** Puts every failed message of the service created since `since` back to pending; returns how many. */

@@ -9,6 +9,7 @@ import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Connection, Device, DeviceState, Service } from './model.js';
 import type { Store } from '../store/store.js';
+import type { Page } from '../store/areas/overview.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
 import { DeviceInputRefused, DeviceNotRegistered } from './errors.js';
@@ -111,6 +112,11 @@ export class Devices {
     // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
     if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
     return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));
+  }
+
+  /** Every registered device by deviceId, a page at a time (the platform's view, not a service's). */
+  async list(page: Page): Promise<Device[]> {
+    return this.deps.store.listDevices(page);
   }
 
   async get(deviceId: string): Promise<Device> {

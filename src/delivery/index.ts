@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { ConfigError, type Config } from '../config.js';
 import { randomId, type Clock } from '../ids.js';
-import { createDeliveryMetrics } from '../metrics.js';
+import { createDeliveryMetrics, serviceLabeller } from '../metrics.js';
+import type { AttemptRecord } from '../store/areas/delivery.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, type DispatcherEvents } from './dispatcher.js';
 import { parseRetention, RETENTION_BATCH, sweepOldMessages } from './retention.js';
@@ -131,6 +132,16 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
   };
 }
 
+/** What an operator needs of a failed attempt: whose, which message, what went wrong, and what happens next. */
+function logFailedAttempt(log: DeliveryLog | undefined, record: AttemptRecord, serviceId: string): void {
+  const why = record.responseStatus !== null ? `HTTP ${record.responseStatus}` : (record.error ?? 'no answer');
+  const nextAttemptAt = record.verdict.kind === 'retry' ? new Date(record.verdict.nextAttemptAt).toISOString() : null;
+  log?.warn(
+    { serviceId, messageId: record.messageId, responseStatus: record.responseStatus, error: record.error, nextAttemptAt },
+    `delivery attempt failed (${why}); ${nextAttemptAt === null ? 'no attempt left: the message is failed' : `next attempt at ${nextAttemptAt}`}`,
+  );
+}
+
 /** A setting that cannot be used stops the start as other bad settings do (the CLI exits 2). */
 function setting<T>(name: string, parse: () => T): T {
   try {
@@ -140,12 +151,14 @@ function setting<T>(name: string, parse: () => T): T {
   }
 }
 
-/** Metrics for every recorded attempt; a warning when a service's messages start being held. */
+/** Metrics for every recorded attempt; a warning for each failed attempt, and when a service's messages start being held. */
 function deliveryEvents({ registry, store, clock, log }: DeliveryDeps): DispatcherEvents {
   const metrics = registry && createDeliveryMetrics(registry, { stats: () => store.outboxStats(), now: () => clock.now() });
+  const service = serviceLabeller();
   return {
     recorded(record, status, serviceId) {
-      metrics?.deliveries.inc({ outcome: status === 'pending' ? 'retry' : status });
+      metrics?.deliveries.inc({ outcome: status === 'pending' ? 'retry' : status, service: service(serviceId) });
+      if (record.verdict.kind === 'retry' || record.verdict.kind === 'exhausted') logFailedAttempt(log, record, serviceId);
       metrics?.attemptDuration.observe({ result: record.verdict.kind === 'delivered' ? 'success' : 'failure' }, record.durationMs / 1000);
       if (status === 'held') {
         log?.warn(

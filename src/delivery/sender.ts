@@ -1,5 +1,6 @@
 /** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
 import { Agent, request } from 'undici';
+import { PACKAGE_VERSION } from '../config.js';
 import { systemClock, type Clock } from '../ids.js';
 import { createAddressGuard, type Phase, type UrlCheck } from './address-guard.js';
 import { parseRetryAfter } from './schedule.js';
@@ -34,6 +35,9 @@ export interface Sender {
   send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome>;
   close(): Promise<void>;
 }
+
+/** Names the sender to receivers' logs and firewalls. */
+export const USER_AGENT = `appliance-cloud/${PACKAGE_VERSION}`;
 
 /** How many URLs' checks a sender remembers: past that it starts over. */
 const CHECKED_URLS = 10_000;
@@ -74,7 +78,7 @@ export function createSender({
       const response = await request(url, {
         dispatcher: agent,
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
         signal: timeout.signal,
       });

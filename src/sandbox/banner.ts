@@ -34,6 +34,16 @@ export function curlLine(world: SandboxWorld, localUrl: string): string {
   return ['curl -s', shellQuote(`${localUrl}/devices`), ...headers.map((h) => `-H ${shellQuote(h)}`)].join(' ');
 }
 
+/** Where the service's messages go, or how to make them go somewhere: else they wait unseen. */
+function webhookLines(callbackUrl: string | null): string[] {
+  if (callbackUrl !== null) return [`  webhooks to     ${callbackUrl}  (signed with the webhookSecret)`];
+  return [
+    '  webhooks to     none set: messages wait, held, until a callback URL is set.',
+    '                  Run `appliance-cloud listen` in another terminal to see them here',
+    '                  (`--forward-to <your endpoint>` to pass them on), or restart with --callback-url <url>.',
+  ];
+}
+
 export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
   const { credentials } = world;
   const width = Math.max(...world.devices.map((d) => d.deviceType.length));
@@ -56,6 +66,7 @@ export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
     `  userNumber      ${credentials.userNumber}  (country ${world.countryCode})`,
     `  adminToken      ${credentials.adminToken}`,
     `  webhookSecret   ${credentials.webhookSecret}`,
+    ...webhookLines(world.callbackUrl),
     `  saved in        ${place.credentialsFile}`,
     '',
     '  devices',

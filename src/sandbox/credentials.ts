@@ -4,6 +4,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { sqliteFile } from '../config.js';
 
 export interface SandboxCredentials {
   serviceId: string;
@@ -15,14 +16,16 @@ export interface SandboxCredentials {
   accessTokenExpiresAt: number;
   /** Generated on the first run; used whenever ADMIN_TOKEN is not set. */
   adminToken: string;
+  /** Where the sandbox listens (it may have fallen back from a taken PORT): `sim` and `listen` call it there. */
+  localUrl?: string;
 }
 
 const FIELDS = ['serviceId', 'serviceKey', 'webhookSecret', 'userNumber', 'accessToken', 'adminToken'] as const;
 
 /** The directory holding the database file of a `sqlite:` URL (as store/index.ts reads it), else `./data`. */
 export function dataDirectory(databaseUrl: string): string {
-  const file = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : '';
-  return file === '' || file === ':memory:' ? 'data' : dirname(file);
+  const file = sqliteFile(databaseUrl);
+  return file ? dirname(file) : 'data';
 }
 
 export function credentialsPath(databaseUrl: string): string {
@@ -40,7 +43,8 @@ export function readCredentials(path: string): SandboxCredentials | null {
   }
   if (typeof parsed !== 'object' || parsed === null) return null;
   const record = parsed as Record<string, unknown>;
-  const complete = FIELDS.every((field) => typeof record[field] === 'string') && typeof record.accessTokenExpiresAt === 'number';
+  const complete = FIELDS.every((field) => typeof record[field] === 'string') && typeof record.accessTokenExpiresAt === 'number'
+    && (record.localUrl === undefined || typeof record.localUrl === 'string');
   return complete ? (record as unknown as SandboxCredentials) : null;
 }
 

@@ -29,6 +29,8 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
     },
   });
   if (!world) throw new Error('The sandbox world was not seeded');
+  // Written again now that the port is known, which may not be PORT.
+  writeCredentials(file, { ...world.credentials, localUrl: server.url });
   const banner = formatBanner(world, {
     localUrl: server.url,
     baseUrl: baseUrl(config),

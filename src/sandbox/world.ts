@@ -17,6 +17,8 @@ const WASHTOWER_HALF = /^DEVICE_WASHTOWER_/;
 
 export interface SandboxWorld {
   credentials: SandboxCredentials;
+  /** Where the service's messages go; null when nowhere yet (they wait, held). */
+  callbackUrl: string | null;
   countryCode: string;
   devices: Device[];
 }
@@ -102,6 +104,7 @@ export async function seedSandbox(ctx: AppContext, saved: SandboxCredentials | n
       accessTokenExpiresAt: token.expiresAt,
       adminToken: options.adminToken,
     },
+    callbackUrl: service.callbackUrl,
     countryCode: user.countryCode,
     devices,
   };

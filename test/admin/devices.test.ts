@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsedProfile } from '../../src/catalog/index.js';
+import { deviceView as deviceViewOf } from '../../src/admin/views.js';
 import { formatTimestamp, type Clock } from '../../src/ids.js';
 import { adminHeaders, callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
@@ -25,6 +26,19 @@ describe('admin: devices (DESIGN D)', () => {
     const done = await res;
     return [done.statusCode, done.json().error];
   };
+
+  describe('GET /admin/devices', () => {
+    it('lists every device with its users by deviceId, a page at a time', async () => {
+      const other = await createWorld(t.ctx, { deviceTypes: ['DEVICE_OVEN'] });
+      const ids = [fan, washer, other.devices[0]!.deviceId].sort();
+      const first = (await admin('GET', '/admin/devices?limit=2')).json().response;
+      expect(first.map((d: { deviceId: string }) => d.deviceId)).toEqual(ids.slice(0, 2));
+      const rest = (await admin('GET', `/admin/devices?after=${first[1].deviceId}&limit=10`)).json().response;
+      expect(rest.map((d: { deviceId: string }) => d.deviceId)).toEqual(ids.slice(2));
+      const oven = [...first, ...rest].find((d: { deviceType: string }) => d.deviceType === 'DEVICE_OVEN');
+      expect(oven).toEqual({ ...deviceViewOf(await t.ctx.devices.get(other.devices[0]!.deviceId)), userNumbers: [other.userNumber] });
+    });
+  });
 
   describe('GET /admin/devices/{id}', () => {
     it('answers the device without its secret hash, its status, connection and version', async () => {

@@ -60,6 +60,23 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
     });
   });
 
+  describe('GET /admin/users', () => {
+    it('lists users by userNumber, a page at a time', async () => {
+      for (const userNumber of ['list-b', 'list-a', 'list-c']) await admin('POST', '/admin/users', { countryCode: 'KR', userNumber });
+      const everyone = [world.userNumber, 'list-a', 'list-b', 'list-c'].sort();
+      const first = (await admin('GET', '/admin/users?limit=2')).json().response;
+      expect(first).toEqual(everyone.slice(0, 2).map((userNumber) => ({ userNumber, countryCode: expect.any(String) })));
+      const rest = (await admin('GET', `/admin/users?after=${first[1].userNumber}`)).json().response;
+      expect(rest.map((u: { userNumber: string }) => u.userNumber)).toEqual(everyone.slice(2));
+      expect(rest).toContainEqual({ userNumber: 'list-c', countryCode: 'KR' });
+    });
+
+    it('refuses a limit out of range and an unknown query field with 1102', async () => {
+      expect(await error(admin('GET', '/admin/users?limit=0'))).toEqual([400, { code: '1102', message: 'limit must be an integer from 1 to 1000; got "0".' }]);
+      expect((await admin('GET', '/admin/users?page=2')).json().error.code).toBe('1102');
+    });
+  });
+
   describe('DELETE /admin/users/{userNumber}', () => {
     it('deletes the user and its devices; its tokens then answer 1202', async () => {
       const res = await admin('DELETE', `/admin/users/${world.userNumber}`);

@@ -39,6 +39,23 @@ describe('appliance-cloud (a real process)', () => {
   });
 });
 
+describe('appliance-cloud help (a real process)', () => {
+  it('sim act --help lists the actions of each device type', async () => {
+    const { code, stdout } = await runCli(['sim', 'act', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ {2}DEVICE_REFRIGERATOR\n {4}.*\bopen-door\b.*$/m);
+    // A washer has no door to open, and a ceiling fan only its connection.
+    expect(stdout).toMatch(/^ {2}DEVICE_WASHER\n {4}start, pause, stop, raise-error, clear-error, remote-control-on, remote-control-off, go-offline, go-online$/m);
+    expect(stdout).toMatch(/^ {2}DEVICE_CEILING_FAN\n {4}go-offline, go-online$/m);
+  });
+
+  it('admin services create describes every option', async () => {
+    const { stdout } = await runCli(['admin', 'services', 'create', '--help']);
+    const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)(?: <\w+>)?( +\S.*)?$/gm)].map((m) => [m[1], Boolean(m[2])]);
+    expect(options).toEqual([['--name', true], ['--allowed-devices', true], ['--callback-url', true], ['--event-callback-url', true]]);
+  });
+});
+
 describe('appliance-cloud admin (a real process on a SQLite file)', () => {
   let dir: string;
   let env: Record<string, string>;
@@ -57,7 +74,7 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   // One process per step, each building on the one before, as an operator would type them.
-  const made: { serviceId?: string } = {};
+  const made: { serviceId?: string; deviceId?: string } = {};
 
   it('services create prints the id, key and webhook secret', async () => {
     const service = await admin('services', 'create', '--name', 'Partner', '--allowed-devices', 'DEVICE_WASHER,DEVICE_DRYER');
@@ -112,6 +129,29 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(device).toMatchObject({ deviceType: 'DEVICE_WASHER', alias: 'Washer', virtual: true, online: true });
     expect(device.deviceSecret).toEqual(expect.any(String));
   });
+
+  it('users list and devices list print pages of users and devices', async () => {
+    await admin('users', 'create', '--country-code', 'KR', '--user-number', 'cli-user-2');
+    expect(await admin('users', 'list', '--limit', '1')).toEqual([{ userNumber: 'cli-user', countryCode: 'KR' }]);
+    expect(await admin('users', 'list', '--after', 'cli-user')).toEqual([{ userNumber: 'cli-user-2', countryCode: 'KR' }]);
+    const devices = await admin('devices', 'list') as unknown as Record<string, unknown>[];
+    expect(devices).toEqual([expect.objectContaining({ deviceType: 'DEVICE_WASHER', alias: 'Washer', userNumbers: ['cli-user'] })]);
+    made.deviceId = String(devices[0]!.deviceId);
+  }, 90_000);
+
+  it('messages resend prints the message resent, pending, with its attempts', async () => {
+    // A service hears of a user's devices once it loaded their list (DESIGN A.8): then a rename is a message.
+    const store = await openStore(env.DATABASE_URL!);
+    try {
+      await store.markDeviceListLoaded(made.serviceId!, 'cli-user', Date.now());
+    } finally {
+      await store.close();
+    }
+    await admin('devices', 'rename', made.deviceId!, '--alias', 'Renamed');
+    const [message] = await admin('messages', 'list', made.serviceId!) as unknown as { messageId: string }[];
+    const resent = await admin('messages', 'resend', message!.messageId);
+    expect(resent).toMatchObject({ messageId: message!.messageId, pushType: 'DEVICE_ALIAS_CHANGED', deviceId: made.deviceId, status: 'pending', attempts: [] });
+  }, 90_000);
 
   it('prints a refused call as `error <code>: <message>` and exits 1', async () => {
     const { code, stdout, stderr } = await runCli(['admin', 'services', 'get', 'svc_missing'], env);

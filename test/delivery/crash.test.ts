@@ -115,7 +115,7 @@ describe('a crash with deliveries pending (DESIGN C)', () => {
     // The server's /metrics carries the deliveries, nothing left pending.
     // crash-server.ts's admin token: /metrics is an operator page.
     const metrics = await (await fetch(`${second.url}/metrics`, { headers: { authorization: 'Bearer crash-test-admin' } })).text();
-    expect(metrics).toMatch(/^deliveries_total\{outcome="delivered"\} \d+$/m);
+    expect(metrics).toMatch(/^deliveries_total\{outcome="delivered",service="[^"]+"\} \d+$/m);
     expect(metrics).toMatch(/^deliveries_pending 0$/m);
 
     second.child.kill('SIGTERM');

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/config.js';
-import type { DeliveryTuning } from '../../src/delivery/index.js';
+import type { DeliveryLog, DeliveryTuning } from '../../src/delivery/index.js';
+import { USER_AGENT } from '../../src/delivery/sender.js';
 import { callAdmin, createWorld, type World } from '../helpers/app.js';
 import { deliveryApp, secretsOf, setCallbacks, settled, startReceiver, waitFor, type DeliveryApp, type Receiver, type Respond } from './harness.js';
 import { startTcpServer } from './loopback.js';
@@ -19,8 +20,8 @@ describe('delivery endpoints (DESIGN C)', () => {
     t = undefined;
   });
 
-  async function app(settings: Settings = {}, tuning: Partial<DeliveryTuning> = {}): Promise<DeliveryApp> {
-    t = await deliveryApp(settings, tuning);
+  async function app(settings: Settings = {}, tuning: Partial<DeliveryTuning> = {}, log?: DeliveryLog): Promise<DeliveryApp> {
+    t = await deliveryApp(settings, tuning, log);
     return t;
   }
   async function receiver(respond?: Respond): Promise<Receiver> {
@@ -125,17 +126,26 @@ describe('delivery endpoints (DESIGN C)', () => {
     expect(listener.connections()).toBe(0);
   });
 
-  it('counts deliveries by outcome, attempt latency, and what is pending', async () => {
-    await app();
+  it('counts deliveries by outcome and service, attempt latency, and what is pending; warns of each failed attempt', async () => {
+    const warnings: [object, string][] = [];
+    await app({}, {}, { warn: (details, message) => warnings.push([details, message]), error: () => undefined });
     const world = await listening(['DEVICE_WASHER']);
     const hooks = await receiver((response, count) => response.writeHead(count === 1 ? 500 : 200).end());
     await setCallbacks(t!, world.serviceId, { callbackUrl: hooks.url });
     await rename(world.devices[0]!.deviceId, 'Counted');
     await settled(t!.ctx.store, world.serviceId);
 
+    const [message] = await t!.ctx.store.listMessages(world.serviceId, {});
+    expect(warnings).toEqual([[
+      { serviceId: world.serviceId, messageId: message!.messageId, responseStatus: 500, error: null, nextAttemptAt: expect.stringMatching(/^\d{4}-.*Z$/) },
+      expect.stringMatching(/^delivery attempt failed \(HTTP 500\); next attempt at \d{4}-.*Z$/),
+    ]]);
+    expect(hooks.received.map((request) => request.headers['user-agent'])).toEqual([USER_AGENT, USER_AGENT]);
+    expect(USER_AGENT).toMatch(/^appliance-cloud\/\d+\.\d+\.\d+/);
+
     const text = await t!.registry.metrics();
-    expect(text).toMatch(/^deliveries_total\{outcome="retry"\} 1$/m);
-    expect(text).toMatch(/^deliveries_total\{outcome="delivered"\} 1$/m);
+    expect(text).toContain(`deliveries_total{outcome="retry",service="${world.serviceId}"} 1`);
+    expect(text).toContain(`deliveries_total{outcome="delivered",service="${world.serviceId}"} 1`);
     expect(text).toMatch(/^delivery_attempt_duration_seconds_count\{result="success"\} 1$/m);
     expect(text).toMatch(/^delivery_attempt_duration_seconds_count\{result="failure"\} 1$/m);
     expect(text).toMatch(/^deliveries_pending 0$/m);

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import type { Settings } from '../../src/config.js';
-import { startDelivery, type Delivery, type DeliveryTuning } from '../../src/delivery/index.js';
+import { startDelivery, type Delivery, type DeliveryLog, type DeliveryTuning } from '../../src/delivery/index.js';
 import type { Store } from '../../src/store/store.js';
 import { callAdmin, testApp, type TestApp } from '../helpers/app.js';
 import { startHttpServer, type LoopbackServer, type Received } from './loopback.js';
@@ -17,7 +17,7 @@ export interface DeliveryApp extends TestApp {
 }
 
 /** The test app and its dispatcher: a short retry schedule, polls and sweeps quick enough for tests. */
-export async function deliveryApp(settings: Settings = {}, tuning: Partial<DeliveryTuning> = {}): Promise<DeliveryApp> {
+export async function deliveryApp(settings: Settings = {}, tuning: Partial<DeliveryTuning> = {}, log?: DeliveryLog): Promise<DeliveryApp> {
   const t = await testApp({ settings: { DELIVERY_RETRY_SCHEDULE: '50ms,100ms', ...settings } });
   const registry = new Registry();
   const delivery = await startDelivery({
@@ -25,6 +25,7 @@ export async function deliveryApp(settings: Settings = {}, tuning: Partial<Deliv
     clock: t.ctx.clock,
     config: t.ctx.config,
     registry,
+    ...(log ? { log } : {}),
     tuning: { pollMs: 100, sweepMs: 100, ...tuning },
   });
   return {

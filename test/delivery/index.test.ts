@@ -4,12 +4,13 @@ import { startDelivery } from '../../src/delivery/index.js';
 import { systemClock } from '../../src/ids.js';
 import { openStore } from '../../src/store/index.js';
 
+// loadConfig refuses these first (test/config.test.ts); a config built otherwise meets the same refusal here.
 it.each([
-  [{ DELIVERY_RETRY_SCHEDULE: '5s,soon' }, /^DELIVERY_RETRY_SCHEDULE: retry schedule "5s,soon": "soon" is not a duration/],
-  [{ DELIVERY_ALLOW_LIST: '10.0.0.0/99' }, /^DELIVERY_ALLOW_LIST: allow-list entry "10.0.0.0\/99" is not a host name/],
+  [{ deliveryRetrySchedule: '5s,soon' }, /^DELIVERY_RETRY_SCHEDULE: retry schedule "5s,soon": "soon" is not a duration/],
+  [{ deliveryAllowList: ['10.0.0.0/99'] }, /^DELIVERY_ALLOW_LIST: allow-list entry "10.0.0.0\/99" is not a host name/],
 ])('refuses to start with %j as a setting that cannot be used', async (settings, message) => {
   const store = await openStore('sqlite::memory:');
-  const config = loadConfig('test', settings);
+  const config = { ...loadConfig('test', {}), ...settings };
   const started = startDelivery({ store, clock: systemClock, config });
   await expect(started).rejects.toBeInstanceOf(ConfigError);
   await expect(started).rejects.toThrow(message);

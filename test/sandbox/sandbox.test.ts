@@ -114,6 +114,9 @@ describe('appliance-cloud sandbox (a real process)', () => {
         expect(banner.devices).toEqual(first.devices);
         expect(banner.accessToken).not.toBe('revoked-or-unknown');
         expect((await listDevices(banner)).body.response).toHaveLength(14);
+        // sim finds the port the sandbox fell back to in its data directory, with the PORT it was asked for still set.
+        const sim = await runCli(['sim', 'time-scale', '10'], { DATABASE_URL: env.DATABASE_URL!, PORT: String(port) });
+        expect([sim.code, sim.stderr, JSON.parse(sim.stdout || 'null')]).toEqual([0, '', { scale: 10 }]);
       });
       expect(code).toBe(0);
     } finally {
@@ -136,5 +139,5 @@ describe('appliance-cloud sandbox (a real process)', () => {
       expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error 1102: /)]);
     });
     expect(code).toBe(0);
-  });
+  }, 90_000);
 });

@@ -1,0 +1,58 @@
+/** One delivery as `listen` prints it: a line a developer reads at a glance. Pure. */
+
+/** What a delivery was, for the line: the message's fields, and how it went. */
+export interface DeliverySummary {
+  /** The raw body as POSTed. */
+  body: string;
+  verified: boolean;
+  /** Why the signature did not verify, when it did not. */
+  reason?: string;
+  /** The status the forward target answered, its error, or undefined when there is none. */
+  forwarded?: number | string;
+}
+
+const MAX_VALUE = 60;
+
+function compact(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
+}
+
+/** The part of a message that says what happened: the push code, the changed properties, the alias. */
+function detail(payload: Record<string, unknown>): string {
+  switch (payload.pushType) {
+    case 'DEVICE_PUSH':
+      return String(payload.pushCode);
+    case 'DEVICE_STATUS': {
+      const report = (payload.report ?? {}) as Record<string, unknown>;
+      return Object.entries(report).map(([name, value]) => `${name}=${compact(value)}`).join(' ');
+    }
+    case 'DEVICE_REGISTERED':
+      return `${String(payload.deviceType)} "${String(payload.alias)}" for user ${String(payload.userNumber)}`;
+    case 'DEVICE_UNREGISTERED':
+      return `"${String(payload.alias)}" from user ${String(payload.userNumber)}`;
+    case 'DEVICE_ALIAS_CHANGED':
+      return `now "${String(payload.alias)}"`;
+    default:
+      return '';
+  }
+}
+
+/** `DEVICE_PUSH  <deviceId>  WASHING_IS_COMPLETE  signature ✓  → forwarded 200`. */
+export function describeDelivery({ body, verified, reason, forwarded }: DeliverySummary): string {
+  let payload: Record<string, unknown> = {};
+  try {
+    const message = JSON.parse(body) as { push?: Record<string, unknown>; event?: Record<string, unknown> };
+    payload = message.push ?? message.event ?? {};
+  } catch {
+    // Not JSON: still shown, as what it is.
+  }
+  const parts = [
+    String(payload.pushType ?? 'not a message'),
+    String(payload.deviceId ?? '-'),
+    detail(payload),
+    verified ? 'signature ✓' : `signature ✗ (${reason ?? 'no match'})`,
+    ...(forwarded === undefined ? [] : [`→ ${typeof forwarded === 'number' ? `forwarded, ${forwarded}` : `not forwarded: ${forwarded}`}`]),
+  ];
+  return parts.filter((part) => part !== '').join('  ');
+}

@@ -1,0 +1,39 @@
+/**
+ * Why the database of a DATABASE_URL cannot be opened, as a setting to fix (the CLI prints one line
+ * and exits 2) rather than a crash: no server answers, the database or role does not exist, the
+ * SQLite file cannot be opened. Any other failure is not the setting's fault and stays as it is.
+ */
+import { ConfigError, redactDatabaseUrl } from '../config.js';
+
+/** Network failures of a connect, as Node names them. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The ConfigError `error` stands for, or undefined when opening failed for another reason. */
+export function unusableDatabase(error: unknown, databaseUrl: string): ConfigError | undefined {
+  const code = codeOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const shown = redactDatabaseUrl(databaseUrl);
+  if (databaseUrl.startsWith('sqlite:')) {
+    if (code !== undefined && ['SQLITE_CANTOPEN', 'EACCES', 'EROFS', 'ENOTDIR', 'EEXIST'].includes(code)) {
+      return new ConfigError(`DATABASE_URL: cannot open the SQLite file of ${shown} (${message}); name a writable path, as in sqlite:./data/appliance-cloud.db`);
+    }
+    return undefined;
+  }
+  const { host, port, pathname } = new URL(databaseUrl);
+  const server = `${host}${port ? '' : ':5432'}`;
+  if ((code !== undefined && UNREACHABLE.has(code)) || /timeout/i.test(message)) {
+    return new ConfigError(`DATABASE_URL: no PostgreSQL answers at ${server} (${code ?? message}); start it, or set DATABASE_URL to a reachable postgres://… or to sqlite:<file>`);
+  }
+  if (code === '3D000') {
+    const name = decodeURIComponent(pathname.slice(1));
+    return new ConfigError(`DATABASE_URL: database "${name}" does not exist on ${server}; create it (createdb ${name}) or name an existing one`);
+  }
+  // Class 28: invalid authorization (a wrong password, an unknown role).
+  if (code?.startsWith('28')) return new ConfigError(`DATABASE_URL: PostgreSQL at ${server} refused the login (${message}); check the user and password of ${shown}`);
+  return undefined;
+}

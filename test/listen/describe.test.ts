@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { describeDelivery } from '../../src/listen/describe.js';
+
+const message = (payload: Record<string, unknown>, kind = 'push') => JSON.stringify({ messageId: 'm', timestamp: 't', [kind]: payload });
+
+describe('a delivery as listen prints it', () => {
+  it('a push: its code, the signature and where it was forwarded', () => {
+    const body = message({ pushType: 'DEVICE_PUSH', deviceId: 'd1', pushCode: 'WASHING_IS_COMPLETE' });
+    expect(describeDelivery({ body, verified: true, forwarded: 200 })).toBe('DEVICE_PUSH  d1  WASHING_IS_COMPLETE  signature ✓  → forwarded, 200');
+  });
+
+  it('an event: the changed properties, long values cut', () => {
+    const body = message({ pushType: 'DEVICE_STATUS', deviceId: 'd2', report: { runState: { currentState: 'RUNNING' }, note: 'x'.repeat(100) } }, 'event');
+    expect(describeDelivery({ body, verified: false, reason: 'no-matching-signature' })).toBe(
+      `DEVICE_STATUS  d2  runState={"currentState":"RUNNING"} note=${'x'.repeat(59)}…  signature ✗ (no-matching-signature)`,
+    );
+  });
+
+  it('lifecycle messages, a forward that failed, and a body that is not a message', () => {
+    expect(describeDelivery({ body: message({ pushType: 'DEVICE_ALIAS_CHANGED', deviceId: 'd3', alias: 'Den' }), verified: true, forwarded: 'ECONNREFUSED' }))
+      .toBe('DEVICE_ALIAS_CHANGED  d3  now "Den"  signature ✓  → not forwarded: ECONNREFUSED');
+    expect(describeDelivery({ body: 'hello', verified: false, reason: 'missing-headers' })).toBe('not a message  -  signature ✗ (missing-headers)');
+  });
+});
