@@ -7,6 +7,7 @@
  * the delivery engine needs in clear to sign with.
  */
 import type { DeviceStatus } from '../catalog/types.js';
+import type { OAuthArea } from './areas/oauth.js';
 
 export type DeviceType = string;
 
@@ -179,7 +180,7 @@ export interface RateLease {
   tokens: number;
 }
 
-export interface Store extends DeliveryStore {
+export interface Store extends DeliveryStore, OAuthArea {
   /** Runs pending migrations. Idempotent. */
   migrate(): Promise<void>;
   /** Resolves when the database answers; rejects otherwise. */
