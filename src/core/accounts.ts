@@ -162,6 +162,8 @@ export class Accounts {
    */
   async disconnect(serviceId: string, userNumber: string): Promise<void> {
     await this.deps.store.disconnect(serviceId, userNumber, this.deps.clock.now());
+    // An owner's consent goes with it (DESIGN G): its tokens answer 1202, its refresh tokens stop.
+    await this.deps.store.deleteDeviceShare(serviceId, userNumber);
     await this.lookups.userChanged(userNumber);
   }
 

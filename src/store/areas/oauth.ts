@@ -49,15 +49,21 @@ export interface OAuthArea {
   findOAuthRecordByUid(model: string, uid: string, now: number): Promise<OAuthRecord | undefined>;
   consumeOAuthRecord(model: string, key: string, at: number): Promise<void>;
   destroyOAuthRecord(model: string, key: string): Promise<void>;
-  /** Deletes every record of the grant: its codes and tokens stop working at once. */
+  /** Deletes every record of the grant (the grant's own carries its id as grantId): its codes and tokens stop working at once. */
   revokeOAuthGrant(grantId: string): Promise<void>;
 
-  /** Records the pair's share, replacing an earlier one (whose grant's records are deleted). */
+  /**
+   * Records the pair's share and connects the pair (keeping an existing connection as it is). An
+   * earlier share of the pair is unlinked as by deleteDeviceShare.
+   */
   saveDeviceShare(share: DeviceShare): Promise<void>;
   getDeviceShare(serviceId: string, userNumber: string): Promise<DeviceShare | undefined>;
   /** The user's linked services, oldest link first. */
   listDeviceShares(userNumber: string): Promise<DeviceShare[]>;
-  /** Unlinks the pair: deletes its share and every record of its grant. false when there was none. */
+  /**
+   * Unlinks the pair: deletes its share and its grant's records, except its access tokens, which stay
+   * until they expire so that a call with one answers 1202 (no longer connected), not 1103. false when there was none.
+   */
   deleteDeviceShare(serviceId: string, userNumber: string): Promise<boolean>;
 
   /** false when the email is another user's; replaces the user's own login. */

@@ -16,14 +16,14 @@ export function sharedWith(service: string, user: string, device: string): strin
     AND g.device_ids IS NOT NULL AND NOT (${device} = ANY (g.device_ids)))`;
 }
 
-/** Unlinks the pair inside `tx`: its share and every record of its grant. */
+/** Unlinks the pair inside `tx`: its share and its grant's records but its access tokens (OAuthArea.deleteDeviceShare). */
 async function deleteShare(tx: Sql, serviceId: string, userNumber: string): Promise<boolean> {
   const removed = await tx.one<{ grantId: string }>(
     'DELETE FROM device_shares WHERE service_id = $1 AND user_number = $2 RETURNING grant_id AS "grantId"',
     serviceId,
     userNumber,
   );
-  if (removed) await tx.run('DELETE FROM oauth_records WHERE grant_id = $1', removed.grantId);
+  if (removed) await tx.run(`DELETE FROM oauth_records WHERE grant_id = $1 AND model <> 'AccessToken'`, removed.grantId);
   return removed !== undefined;
 }
 
@@ -65,6 +65,10 @@ export function postgresOAuth(sql: Sql): OAuthArea {
           `INSERT INTO device_shares (service_id, user_number, grant_id, scopes, device_ids, created_at) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (service_id, user_number) DO UPDATE SET grant_id = excluded.grant_id, scopes = excluded.scopes, device_ids = excluded.device_ids`,
           share.serviceId, share.userNumber, share.grantId, share.scopes, share.deviceIds, share.createdAt,
+        );
+        await tx.run(
+          'INSERT INTO connections (service_id, user_number, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+          share.serviceId, share.userNumber, share.createdAt,
         );
       });
     },

@@ -67,7 +67,7 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
   };
   const deleteShare = (serviceId: string, userNumber: string): boolean => {
     const removed = sql.one<{ grant_id: string }>('DELETE FROM device_shares WHERE service_id = ? AND user_number = ? RETURNING grant_id', serviceId, userNumber);
-    if (removed) sql.run('DELETE FROM oauth_records WHERE grant_id = ?', removed.grant_id);
+    if (removed) sql.run(`DELETE FROM oauth_records WHERE grant_id = ? AND model <> 'AccessToken'`, removed.grant_id);
     return removed !== undefined;
   };
 
@@ -103,6 +103,7 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
           share.serviceId, share.userNumber, share.grantId, JSON.stringify(share.scopes),
           share.deviceIds === null ? null : JSON.stringify(share.deviceIds), share.createdAt,
         );
+        sql.run('INSERT INTO connections (service_id, user_number, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', share.serviceId, share.userNumber, share.createdAt);
       });
     },
     async getDeviceShare(serviceId, userNumber) {
