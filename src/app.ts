@@ -8,6 +8,7 @@ import { adminRoutes } from './admin/routes.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { partnerApi } from './api/index.js';
+import { oauthRoutes } from './oauth/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { baseUrl } from './config.js';
 import type { ContextWithSimulator } from './context.js';
@@ -112,6 +113,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
 
   await server.register(partnerApi(ctx));
   adminRoutes(server, ctx, noRoute);
+  oauthRoutes(server, ctx);
   opsRoutes(server, ctx, metrics, readiness);
   return { server, metrics };
 }

@@ -54,7 +54,7 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
     controlTimeoutMs: config.controlTimeoutMs,
     virtualByDefault: config.virtualByDefault,
   });
-  const accounts = new Accounts({ store, clock, region: config.region, lookups, checkCallbackUrl: callbackGuard(config) });
+  const accounts = new Accounts({ store, clock, region: config.region, phase: config.phase, lookups, checkCallbackUrl: callbackGuard(config) });
   const owners = new Owners({ store, clock, accounts, devices, lookups });
   const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit });
   const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;

@@ -7,7 +7,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
 import type { DeviceShare } from '../store/areas/oauth.js';
-import type { Device, Service, Store } from '../store/store.js';
+import type { Device, Service, Store, User } from '../store/store.js';
 import type { Accounts } from './accounts.js';
 import type { LookupInvalidation } from './cache.js';
 import type { Devices } from './devices.js';
@@ -64,13 +64,38 @@ export class Owners {
 
   /** Gives the user a login (or replaces it); 1102 for a malformed email, a short password or an email in use. */
   async setLogin(userNumber: string, email: string, password: string): Promise<void> {
-    const normalized = email.trim().toLowerCase();
-    if (!EMAIL.test(normalized)) throw fail('1102', `email must be an email address; got ${JSON.stringify(email)}.`);
-    if (password.length < MIN_PASSWORD) throw fail('1102', `password must be at least ${MIN_PASSWORD} characters long.`);
+    const normalized = this.checkLogin(email, password);
     const passwordHash = await hashPassword(password);
     if (!(await this.deps.store.setOwnerLogin({ userNumber, email: normalized, passwordHash }))) {
       throw fail('1102', `email ${normalized} is another user's login.`);
     }
+  }
+
+  /**
+   * Creates a user (Accounts.createUser), with a login when `email` and `password` are given (both or
+   * neither: 1101). A refused login leaves no user behind.
+   */
+  async createUser(countryCode: string, options: { userNumber?: string; email?: string; password?: string }): Promise<User & { email?: string }> {
+    const { email, password } = options;
+    if ((email === undefined) !== (password === undefined)) throw fail('1101', 'email and password go together: give both or neither.');
+    const login = email !== undefined && password !== undefined ? { email: this.checkLogin(email, password), password } : undefined;
+    const user = await this.deps.accounts.createUser(countryCode, options.userNumber);
+    if (!login) return user;
+    try {
+      await this.setLogin(user.userNumber, login.email, login.password);
+    } catch (error) {
+      await this.deps.accounts.deleteUser(user.userNumber);
+      throw error;
+    }
+    return { ...user, email: login.email };
+  }
+
+  /** The email, normalized, when both are acceptable; 1102 otherwise. */
+  checkLogin(email: string, password: string): string {
+    const normalized = email.trim().toLowerCase();
+    if (!EMAIL.test(normalized)) throw fail('1102', `email must be an email address; got ${JSON.stringify(email)}.`);
+    if (password.length < MIN_PASSWORD) throw fail('1102', `password must be at least ${MIN_PASSWORD} characters long.`);
+    return normalized;
   }
 
   /** The user number of the owner with these credentials, or undefined. */
