@@ -36,6 +36,7 @@ const postgresProject = {
       'test/api/**/*.test.ts',
       'test/context.test.ts',
       'test/admin/**/*.test.ts',
+      'test/oauth/**/*.test.ts',
       'test/core/devices-*.test.ts',
       'test/core/subscriptions.test.ts',
       'test/delivery/dispatcher.test.ts',

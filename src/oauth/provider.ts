@@ -87,7 +87,8 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
     interactions: { url: (_ctx, interaction) => `${MOUNT}/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
-      revocation: { enabled: true },
+      // A client revokes only its own tokens (oidc-provider answers 200 for others, as RFC 7009 asks).
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => PARTNER_RESOURCE,
