@@ -4,110 +4,21 @@
  * revocation, and the refusals the RFCs prescribe; the partner interface takes the tokens with their
  * scopes and sees only the devices the owner shared.
  */
-import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret, newMessageId } from '../../src/ids.js';
-import { demoCountry } from '../../src/regions.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { hashSecret } from '../../src/ids.js';
 import { OwnerAgent } from './agent.js';
-
-const EMAIL = 'owner@example.com';
-const PASSWORD = 'correct horse battery';
-
-interface Setup {
-  test: TestApp;
-  base: string;
-  redirectUri: string;
-  serviceId: string;
-  serviceKey: string;
-  userNumber: string;
-  washer: string;
-  fridge: string;
-  oven: string;
-  config: client.Configuration;
-}
+import { codeFlow as flow, linkWorld, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
 
 let s: Setup;
-
 beforeAll(async () => {
-  const test = await testApp();
-  await test.app.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
-  const redirectUri = `${base}/partner/callback`;
-  const { ctx } = test;
-  const { service, serviceKey } = await ctx.accounts.createService({
-    name: 'Laundry Pal',
-    allowedDevices: ['DEVICE_WASHER', 'DEVICE_REFRIGERATOR'],
-    redirectUris: [redirectUri],
-  });
-  const user = await ctx.owners.createUser(demoCountry(ctx.config.region), { email: EMAIL, password: PASSWORD });
-  const register = async (deviceType: string, alias: string) => (await ctx.devices.register(user.userNumber, { deviceType, alias, virtual: true })).device.deviceId;
-  const washer = await register('DEVICE_WASHER', 'Washer');
-  const fridge = await register('DEVICE_REFRIGERATOR', 'Fridge');
-  const oven = await register('DEVICE_OVEN', 'Oven');
-  const config = await client.discovery(new URL(base), service.serviceId, undefined, client.ClientSecretBasic(serviceKey), {
-    algorithm: 'oauth2',
-    execute: [client.allowInsecureRequests],
-  });
-  s = { test, base, redirectUri, serviceId: service.serviceId, serviceKey, userNumber: user.userNumber, washer, fridge, oven, config };
+  s = await linkWorld();
 }, 60_000);
-
 afterAll(() => s?.test.close());
 
-/** Signs in and consents on the pages as an owner would; returns where the server sent the browser back. */
-async function consent(authorizationUrl: URL, share: 'all' | string[]): Promise<string> {
-  const agent = new OwnerAgent(s.base);
-  const signIn = await agent.follow(authorizationUrl.href);
-  expect(signIn.html).toContain('Sign in to link your appliances to Laundry Pal');
-  const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
-  expect(consentPage.html).toContain('Laundry Pal asks to link your appliances');
-  const back = await agent.submit(consentPage, /\/consent$/, share === 'all' ? { share: 'all' } : { share: 'chosen', device: share });
-  return back.url;
-}
-
-async function codeFlow(scope: string, share: 'all' | string[]) {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const url = client.buildAuthorizationUrl(s.config, {
-    redirect_uri: s.redirectUri,
-    scope,
-    state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  });
-  const callback = await consent(url, share);
-  return { callback, verifier, state };
-}
-
-function partner(method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
-  return s.test.app.inject({
-    method,
-    url,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'x-country-code': demoCountry(s.test.ctx.config.region),
-      'x-message-id': newMessageId(),
-      'x-service-id': s.serviceId,
-      'x-service-key': s.serviceKey,
-      ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-  });
-}
-
-/** POSTs a form to the token endpoint as a client would, for the refusals openid-client will not send. */
-async function tokenRequest(form: Record<string, string>, secret = s.serviceKey) {
-  const response = await fetch(`${s.base}/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${s.serviceId}:${secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-  return { status: response.status, body: (await response.json()) as { error?: string } };
-}
+const codeFlow = (scope: string, share: 'all' | string[]) => flow(s, scope, share);
+const partner = (method: 'GET' | 'POST', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
+const tokenRequest = (form: Record<string, string>, secret?: string) => tokens_(s, form, secret);
 
 describe('the authorization server metadata (RFC 8414)', () => {
   it('names the endpoints, PKCE S256, the grants and the scopes', async () => {
