@@ -7,6 +7,7 @@ import type { Store } from '../../src/store/store.js';
 import { accountsContract } from './contract/accounts.js';
 import { devicesContract } from './contract/devices.js';
 import { fanoutContract } from './contract/fanout.js';
+import { oauthContract } from './contract/oauth.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { retentionContract } from './contract/retention.js';
@@ -21,5 +22,6 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     describe('outbox', () => outboxContract(open));
     describe('outbox delivery', () => outboxDeliveryContract(open));
     describe('outbox retention', () => retentionContract(open));
+    describe('owners and consent', () => oauthContract(open));
   });
 }
