@@ -7,7 +7,7 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/ids.js';
-import { OwnerAgent } from './agent.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
 import { codeFlow as flow, linkWorld, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
 
 let s: Setup;

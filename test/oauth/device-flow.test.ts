@@ -5,7 +5,7 @@
  */
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnerAgent } from './agent.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
 import { codeFlow, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
 
 let s: Setup;

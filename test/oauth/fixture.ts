@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { newMessageId } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { testApp, type TestApp } from '../helpers/app.js';
-import { OwnerAgent } from './agent.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
 
 export const EMAIL = 'owner@example.com';
 export const PASSWORD = 'correct horse battery';
