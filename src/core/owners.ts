@@ -50,8 +50,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** Compared against when the email is unknown, so that a wrong email takes as long as a wrong password. */
-const DECOY_HASH = hashPassword(randomBytes(16).toString('hex'));
+/** Compared against when the email is unknown, so that a wrong email takes as long as a wrong password; made at the first need. */
+let decoyHash: Promise<string> | undefined;
 
 /** A linked service as the owner's account page shows it. */
 export interface Link {
@@ -101,7 +101,7 @@ export class Owners {
   /** The user number of the owner with these credentials, or undefined. */
   async signIn(email: string, password: string): Promise<string | undefined> {
     const login = await this.deps.store.findOwnerLogin(email.trim().toLowerCase());
-    const matches = await verifyPassword(password, login?.passwordHash ?? (await DECOY_HASH));
+    const matches = await verifyPassword(password, login?.passwordHash ?? (await (decoyHash ??= hashPassword(randomBytes(16).toString('hex')))));
     return login && matches ? login.userNumber : undefined;
   }
 

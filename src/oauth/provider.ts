@@ -11,11 +11,9 @@ import { hashSecret, randomId, type Clock } from '../ids.js';
 import type { Store } from '../store/store.js';
 import { html } from '../web/html.js';
 import { storeAdapter } from './adapter.js';
+import { MOUNT, PARTNER_RESOURCE } from './constants.js';
 import { deviceCodePage, deviceConfirmPage, messagePage } from './pages.js';
 
-/** The one resource server, the partner interface: every token is for it, so clients need not name it. */
-export const PARTNER_RESOURCE = 'urn:appliance-cloud:partner';
-export const MOUNT = '/oauth';
 
 const DAY = 24 * 60 * 60;
 

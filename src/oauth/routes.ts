@@ -12,7 +12,7 @@ import { ApiError } from '../errors.js';
 import { randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
-import { createProvider, MOUNT, PARTNER_RESOURCE } from './provider.js';
+import { MOUNT, PARTNER_RESOURCE } from './constants.js';
 import { cookie, newSession, PRE_SESSION_COOKIE, readCookies, sessionUser, SESSION_COOKIE } from './session.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -27,7 +27,8 @@ class LazyProvider {
   get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
     const { config, store, clock } = this.ctx;
     const issuer = config.publicUrl ?? `${request.protocol}://${request.host}`;
-    this.#built ??= createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer).then(
+    // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
+    this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer)).then(
       (provider) => ({ provider, handler: provider.callback() as Handler }),
       (error: unknown) => {
         this.#built = undefined;

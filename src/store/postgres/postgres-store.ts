@@ -45,9 +45,11 @@ import { openListenClient, openPool } from './pool.js';
 import * as rateLimit from './rate-limit.js';
 import * as subscriptions from './subscriptions.js';
 
+/** The OAuth area's operations, which the constructor puts on each store. */
+export interface PostgresStore extends OAuthArea {}
+
 export class PostgresStore implements Store {
   readonly #sql: Sql;
-  readonly #oauth: OAuthArea;
   readonly #notifications: Notifications;
   /** Lookup changes being told, which close() lets finish: a CLI command closes right after its change. */
   readonly #publishing = new Set<Promise<void>>();
@@ -56,7 +58,8 @@ export class PostgresStore implements Store {
   constructor(pool: Pool, listen: () => ListenClient) {
     this.#sql = Sql.over(pool);
     this.#notifications = new Notifications(listen);
-    this.#oauth = postgresOAuth(this.#sql);
+    // The OAuth area (issue 13): its backend module's operations, as this store's own.
+    Object.assign(this, postgresOAuth(this.#sql));
   }
 
   /** A store for `postgres://…` (settings: pool.ts) that connects on first use. Call migrate() before use. */
@@ -294,68 +297,4 @@ export class PostgresStore implements Store {
     return this.#notifications.watchOutbox(listener);
   }
 
-  // The OAuth area (issue 13), forwarded to its backend module.
-  saveOAuthRecord(...args: Parameters<OAuthArea['saveOAuthRecord']>): ReturnType<OAuthArea['saveOAuthRecord']> {
-    return this.#oauth.saveOAuthRecord(...args);
-  }
-
-  findOAuthRecord(...args: Parameters<OAuthArea['findOAuthRecord']>): ReturnType<OAuthArea['findOAuthRecord']> {
-    return this.#oauth.findOAuthRecord(...args);
-  }
-
-  findOAuthRecordByUserCode(...args: Parameters<OAuthArea['findOAuthRecordByUserCode']>): ReturnType<OAuthArea['findOAuthRecordByUserCode']> {
-    return this.#oauth.findOAuthRecordByUserCode(...args);
-  }
-
-  findOAuthRecordByUid(...args: Parameters<OAuthArea['findOAuthRecordByUid']>): ReturnType<OAuthArea['findOAuthRecordByUid']> {
-    return this.#oauth.findOAuthRecordByUid(...args);
-  }
-
-  consumeOAuthRecord(...args: Parameters<OAuthArea['consumeOAuthRecord']>): ReturnType<OAuthArea['consumeOAuthRecord']> {
-    return this.#oauth.consumeOAuthRecord(...args);
-  }
-
-  destroyOAuthRecord(...args: Parameters<OAuthArea['destroyOAuthRecord']>): ReturnType<OAuthArea['destroyOAuthRecord']> {
-    return this.#oauth.destroyOAuthRecord(...args);
-  }
-
-  revokeOAuthGrant(...args: Parameters<OAuthArea['revokeOAuthGrant']>): ReturnType<OAuthArea['revokeOAuthGrant']> {
-    return this.#oauth.revokeOAuthGrant(...args);
-  }
-
-  saveDeviceShare(...args: Parameters<OAuthArea['saveDeviceShare']>): ReturnType<OAuthArea['saveDeviceShare']> {
-    return this.#oauth.saveDeviceShare(...args);
-  }
-
-  getDeviceShare(...args: Parameters<OAuthArea['getDeviceShare']>): ReturnType<OAuthArea['getDeviceShare']> {
-    return this.#oauth.getDeviceShare(...args);
-  }
-
-  listDeviceShares(...args: Parameters<OAuthArea['listDeviceShares']>): ReturnType<OAuthArea['listDeviceShares']> {
-    return this.#oauth.listDeviceShares(...args);
-  }
-
-  deleteDeviceShare(...args: Parameters<OAuthArea['deleteDeviceShare']>): ReturnType<OAuthArea['deleteDeviceShare']> {
-    return this.#oauth.deleteDeviceShare(...args);
-  }
-
-  setOwnerLogin(...args: Parameters<OAuthArea['setOwnerLogin']>): ReturnType<OAuthArea['setOwnerLogin']> {
-    return this.#oauth.setOwnerLogin(...args);
-  }
-
-  findOwnerLogin(...args: Parameters<OAuthArea['findOwnerLogin']>): ReturnType<OAuthArea['findOwnerLogin']> {
-    return this.#oauth.findOwnerLogin(...args);
-  }
-
-  getRedirectUris(...args: Parameters<OAuthArea['getRedirectUris']>): ReturnType<OAuthArea['getRedirectUris']> {
-    return this.#oauth.getRedirectUris(...args);
-  }
-
-  setRedirectUris(...args: Parameters<OAuthArea['setRedirectUris']>): ReturnType<OAuthArea['setRedirectUris']> {
-    return this.#oauth.setRedirectUris(...args);
-  }
-
-  sharedSecret(...args: Parameters<OAuthArea['sharedSecret']>): ReturnType<OAuthArea['sharedSecret']> {
-    return this.#oauth.sharedSecret(...args);
-  }
 }

@@ -41,16 +41,19 @@ import { GroupCommit } from './group-commit.js';
 import * as outbox from './outbox.js';
 import * as subscriptions from './subscriptions.js';
 
+/** The OAuth area's operations, which the constructor puts on each store. */
+export interface SqliteStore extends OAuthArea {}
+
 export class SqliteStore implements Store {
   readonly #sql: Sql;
-  readonly #oauth: OAuthArea;
   /** Reports and pushes, the hot path of devices, share commits. */
   readonly #reports: GroupCommit;
 
   constructor(db: Database.Database) {
     this.#sql = new Sql(db);
     this.#reports = new GroupCommit(this.#sql);
-    this.#oauth = sqliteOAuth(this.#sql);
+    // The OAuth area (issue 13): its backend module's operations, as this store's own.
+    Object.assign(this, sqliteOAuth(this.#sql));
   }
 
   /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
@@ -270,68 +273,4 @@ export class SqliteStore implements Store {
     return outbox.watchOutbox(this.#sql, listener);
   }
 
-  // The OAuth area (issue 13), forwarded to its backend module.
-  saveOAuthRecord(...args: Parameters<OAuthArea['saveOAuthRecord']>): ReturnType<OAuthArea['saveOAuthRecord']> {
-    return this.#oauth.saveOAuthRecord(...args);
-  }
-
-  findOAuthRecord(...args: Parameters<OAuthArea['findOAuthRecord']>): ReturnType<OAuthArea['findOAuthRecord']> {
-    return this.#oauth.findOAuthRecord(...args);
-  }
-
-  findOAuthRecordByUserCode(...args: Parameters<OAuthArea['findOAuthRecordByUserCode']>): ReturnType<OAuthArea['findOAuthRecordByUserCode']> {
-    return this.#oauth.findOAuthRecordByUserCode(...args);
-  }
-
-  findOAuthRecordByUid(...args: Parameters<OAuthArea['findOAuthRecordByUid']>): ReturnType<OAuthArea['findOAuthRecordByUid']> {
-    return this.#oauth.findOAuthRecordByUid(...args);
-  }
-
-  consumeOAuthRecord(...args: Parameters<OAuthArea['consumeOAuthRecord']>): ReturnType<OAuthArea['consumeOAuthRecord']> {
-    return this.#oauth.consumeOAuthRecord(...args);
-  }
-
-  destroyOAuthRecord(...args: Parameters<OAuthArea['destroyOAuthRecord']>): ReturnType<OAuthArea['destroyOAuthRecord']> {
-    return this.#oauth.destroyOAuthRecord(...args);
-  }
-
-  revokeOAuthGrant(...args: Parameters<OAuthArea['revokeOAuthGrant']>): ReturnType<OAuthArea['revokeOAuthGrant']> {
-    return this.#oauth.revokeOAuthGrant(...args);
-  }
-
-  saveDeviceShare(...args: Parameters<OAuthArea['saveDeviceShare']>): ReturnType<OAuthArea['saveDeviceShare']> {
-    return this.#oauth.saveDeviceShare(...args);
-  }
-
-  getDeviceShare(...args: Parameters<OAuthArea['getDeviceShare']>): ReturnType<OAuthArea['getDeviceShare']> {
-    return this.#oauth.getDeviceShare(...args);
-  }
-
-  listDeviceShares(...args: Parameters<OAuthArea['listDeviceShares']>): ReturnType<OAuthArea['listDeviceShares']> {
-    return this.#oauth.listDeviceShares(...args);
-  }
-
-  deleteDeviceShare(...args: Parameters<OAuthArea['deleteDeviceShare']>): ReturnType<OAuthArea['deleteDeviceShare']> {
-    return this.#oauth.deleteDeviceShare(...args);
-  }
-
-  setOwnerLogin(...args: Parameters<OAuthArea['setOwnerLogin']>): ReturnType<OAuthArea['setOwnerLogin']> {
-    return this.#oauth.setOwnerLogin(...args);
-  }
-
-  findOwnerLogin(...args: Parameters<OAuthArea['findOwnerLogin']>): ReturnType<OAuthArea['findOwnerLogin']> {
-    return this.#oauth.findOwnerLogin(...args);
-  }
-
-  getRedirectUris(...args: Parameters<OAuthArea['getRedirectUris']>): ReturnType<OAuthArea['getRedirectUris']> {
-    return this.#oauth.getRedirectUris(...args);
-  }
-
-  setRedirectUris(...args: Parameters<OAuthArea['setRedirectUris']>): ReturnType<OAuthArea['setRedirectUris']> {
-    return this.#oauth.setRedirectUris(...args);
-  }
-
-  sharedSecret(...args: Parameters<OAuthArea['sharedSecret']>): ReturnType<OAuthArea['sharedSecret']> {
-    return this.#oauth.sharedSecret(...args);
-  }
 }
