@@ -62,7 +62,7 @@ function field(body: URLSearchParams, name: string): string {
 }
 
 export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const { store, clock, owners, config } = ctx;
+  const { store, clock, owners } = ctx;
   const oauth = new LazyProvider(ctx);
   let keys: Promise<{ csrf: string; session: string }> | undefined;
   const secrets = () => (keys ??= Promise.all([store.sharedSecret('csrf-key', randomId(32)), store.sharedSecret('owner-session-key', randomId(32))]).then(([csrf, session]) => ({ csrf, session })));
