@@ -39,6 +39,7 @@ const postgresProject = {
       'test/console/routes.test.ts',
       'test/console/live.test.ts',
       'test/admin/**/*.test.ts',
+      'test/oauth/**/*.test.ts',
       'test/core/devices-*.test.ts',
       'test/core/subscriptions.test.ts',
       'test/delivery/dispatcher.test.ts',

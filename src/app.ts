@@ -7,6 +7,7 @@ import { consoleRoutes, SignInCodes } from './console/index.js';
 import { ErrorEnvelope } from './api/envelope.js';
 import { clientErrorHandler, connectRefusal, expectationRefusal, frameworkErrorHandler, installErrorHandling } from './api/plugins/errors.js';
 import { partnerApi } from './api/index.js';
+import { oauthRoutes } from './oauth/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
@@ -98,6 +99,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     opsRoutes(partner, ctx, metrics, readiness);
   });
   adminRoutes(server, ctx, noRoute);
+  oauthRoutes(server, ctx);
   const signInCodes = new SignInCodes();
   consoleRoutes(server, ctx, signInCodes);
   return { server, metrics, tryItOut, signInCodes };

@@ -35,6 +35,13 @@ export interface Config {
   deliveryAllowList: string[];
   /** How long delivered and failed messages are kept (DESIGN J), as a duration: `7d`, `12h`. */
   messageRetention: string;
+  /** Lifetime of the access tokens the authorization server issues, in seconds (DESIGN G). */
+  accessTokenTtlSeconds: number;
+  /**
+   * Where partners reach this deployment (`https://…`, the issuer of the authorization server); null:
+   * the origin of the first request to it, fit for the sandbox and tests only.
+   */
+  publicUrl: string | null;
   version: string;
 }
 
@@ -53,7 +60,7 @@ export type Settings = Partial<Record<
   | 'PORT' | 'HOST' | 'DATABASE_URL' | 'ADMIN_TOKEN' | 'MQTT_PORT' | 'MQTT_URL' | 'REGION' | 'PHASE' | 'DOMAIN'
   | 'LOG_LEVEL' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'CONTROL_TIMEOUT_MS' | 'EVENT_SUBSCRIPTION_LIMIT'
   | 'SIM_TIME_SCALE' | 'DELIVERY_RETRY_SCHEDULE' | 'DELIVERY_ATTEMPT_TIMEOUT_MS' | 'DELIVERY_ALLOW_LIST'
-  | 'MESSAGE_RETENTION',
+  | 'MESSAGE_RETENTION' | 'ACCESS_TOKEN_TTL' | 'PUBLIC_URL',
   string | undefined
 >>;
 
@@ -139,6 +146,20 @@ function list(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+function publicUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL; got "${raw}"`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL without query or fragment; got "${raw}"`);
+  }
+  return url.href.replace(/\/$/, '');
+}
+
 /** Reads the settings for `mode`, checking every one; `settings` is usually `process.env` merged with CLI flags. */
 export function loadConfig(mode: Mode, settings: Settings): Config {
   const sandbox = mode === 'sandbox';
@@ -169,6 +190,8 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1),
     deliveryAllowList,
     messageRetention: checked('MESSAGE_RETENTION', settings.MESSAGE_RETENTION || '7d', parseRetention),
+    accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL', settings.ACCESS_TOKEN_TTL, 3600, 1),
+    publicUrl: publicUrl(settings.PUBLIC_URL),
     version: PACKAGE_VERSION,
   };
 }

@@ -4,6 +4,7 @@ import { Accounts, type CallbackGuard } from './core/accounts.js';
 import { LookupCache } from './core/cache.js';
 import { ChannelRouter } from './core/channel.js';
 import { Devices } from './core/devices.js';
+import { Owners } from './core/owners.js';
 import { Subscriptions } from './core/subscriptions.js';
 import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
@@ -17,6 +18,8 @@ export interface AppContext {
   clock: Clock;
   devices: Devices;
   accounts: Accounts;
+  /** Owners' logins and consents (DESIGN G). */
+  owners: Owners;
   /** What the partner checks look up, cached; Devices and Accounts tell it of their changes. */
   lookups: LookupCache;
   subscriptions: Subscriptions;
@@ -51,11 +54,12 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
     controlTimeoutMs: config.controlTimeoutMs,
     virtualByDefault: config.virtualByDefault,
   });
-  const accounts = new Accounts({ store, clock, region: config.region, lookups, checkCallbackUrl: callbackGuard(config) });
+  const accounts = new Accounts({ store, clock, region: config.region, phase: config.phase, lookups, checkCallbackUrl: callbackGuard(config) });
+  const owners = new Owners({ store, clock, accounts, devices, lookups });
   const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit });
   const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
   if (simulator) channels.attach('virtual', simulator);
-  return { config, store, clock, devices, accounts, subscriptions, lookups, channels, simulator };
+  return { config, store, clock, devices, accounts, owners, subscriptions, lookups, channels, simulator };
 }
 
 function createSimulator(config: Config, store: Store, clock: Clock, devices: Devices, scheduler: Scheduler): Simulator {

@@ -22,6 +22,7 @@ export const ERRORS = {
   '1305': { http: 404, name: 'NOT_ALLOWED_API', when: 'No such path (404) or method (405).' },
   '1306': { http: 429, name: 'EXCEEDED_API_CALLS', when: 'The rate limit is exceeded.' },
   '1307': { http: 401, name: 'NOT_SUPPORTED_COUNTRY', when: "The country is not served by this deployment's region." },
+  '1308': { http: 401, name: 'NO_CONTROL_AUTHORITY', when: "The token's scopes do not cover the operation (control without control, …)." },
   '1312': { http: 400, name: 'EXCEEDED_NUMBER_OF_EVENT_SUBSCRIPTION', when: 'Too many event subscriptions for this service and user.' },
   '2000': { http: 500, name: 'INTERNAL_SERVER_ERROR', when: 'Internal error.' },
   '2201': { http: 400, name: 'NOT_PROVIDED_FEATURE', when: 'The command controls a property the profile declares read-only.' },

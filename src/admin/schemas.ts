@@ -37,12 +37,18 @@ export const Empty = Type.Object({});
 
 export const ServiceIdParams = Type.Object({ serviceId: Type.String() });
 
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+  maxItems: 20,
+  description: 'Where the authorization server (/oauth) may send the owner back, matched exactly; http://127.0.0.1:* and localhost only in phase QA.',
+});
+
 export const NewServiceBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     allowedDevices: Type.Array(DeviceType, { description: 'The device types the service may see and operate.' }),
     callbackUrl: Type.Optional(NullableUrl),
     eventCallbackUrl: Type.Optional(Type.Union([Url, Type.Null()], { description: 'Where DEVICE_STATUS events go; default the callbackUrl.' })),
+    redirectUris: Type.Optional(RedirectUris),
   },
   { additionalProperties: false },
 );
@@ -53,6 +59,7 @@ export const ServicePatchBody = Type.Object(
     allowedDevices: Type.Optional(Type.Array(DeviceType)),
     callbackUrl: Type.Optional(NullableUrl),
     eventCallbackUrl: Type.Optional(NullableUrl),
+    redirectUris: Type.Optional(RedirectUris),
     enabled: Type.Optional(Type.Boolean({
       description: 'A disabled service is refused with 1301 and its messages are held. `true` also enables a delivery endpoint disabled by 410 Gone or five days of failures; held messages then go out, in order.',
     })),
@@ -73,6 +80,7 @@ export const ServiceView = Type.Object({
   allowedDevices: Type.Array(Type.String()),
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
   eventCallbackUrl: Type.Union([Type.String(), Type.Null()]),
+  redirectUris: Type.Array(Type.String()),
   enabled: Type.Boolean(),
   createdAt: Iso,
 });
@@ -98,11 +106,13 @@ export const NewUserBody = Type.Object(
   {
     countryCode: Type.String({ description: 'ISO 3166-1 alpha-2, upper case.', examples: ['KR'] }),
     userNumber: Type.Optional(Type.String({ description: '1 to 64 of A-Z, a-z, 0-9, _ and -; generated when absent.' })),
+    email: Type.Optional(Type.String({ maxLength: 254, description: "The owner's login to /oauth and /account (with password)." })),
+    password: Type.Optional(Type.String({ maxLength: 1024, description: 'At least 8 characters; stored as a scrypt hash only.' })),
   },
   { additionalProperties: false },
 );
 
-export const UserView = Type.Object({ userNumber: Type.String(), countryCode: Type.String() });
+export const UserView = Type.Object({ userNumber: Type.String(), countryCode: Type.String(), email: Type.Optional(Type.String()) });
 
 export const NewTokenBody = Type.Object(
   {

@@ -12,10 +12,12 @@ import {
   ServicePatchBody,
   ServiceView,
 } from './schemas.js';
+import type { Service } from '../core/model.js';
 import { serviceView } from './views.js';
 
 export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
   const { accounts, clock } = ctx;
+  const view = async (service: Service) => serviceView(service, await accounts.redirectUris(service.serviceId));
 
   app.post('/services', {
     schema: adminSchema(
@@ -30,11 +32,11 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
 
   app.get('/services', {
     schema: adminSchema('listServices', 'List the calling services', {}, Type.Array(ServiceView)),
-  }, async (request) => answer(request, clock, (await accounts.listServices()).map(serviceView)));
+  }, async (request) => answer(request, clock, await Promise.all((await accounts.listServices()).map(view))));
 
   app.get('/services/:serviceId', {
     schema: adminSchema('getService', 'Read a calling service', { params: ServiceIdParams }, ServiceView, ['1305']),
-  }, async (request) => answer(request, clock, serviceView(await accounts.getService(request.params.serviceId))));
+  }, async (request) => answer(request, clock, await view(await accounts.getService(request.params.serviceId))));
 
   app.patch('/services/:serviceId', {
     schema: adminSchema(
@@ -45,7 +47,7 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
     ),
   }, async (request) => {
     const service = await accounts.updateService(request.params.serviceId, request.body);
-    return answer(request, clock, serviceView(service));
+    return answer(request, clock, await view(service));
   });
 
   app.post('/services/:serviceId/rotate-secret', {

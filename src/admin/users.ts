@@ -7,13 +7,14 @@ import { adminSchema, Empty, NewDeviceBody, NewDeviceResponse, NewTokenBody, New
 import { iso } from './views.js';
 
 export function userRoutes(app: AdminApp, ctx: AppContext): void {
-  const { accounts, devices, clock } = ctx;
+  const { accounts, devices, owners, clock } = ctx;
 
   app.post('/users', {
     schema: adminSchema('createUser', 'Create a user', { body: NewUserBody }, UserView),
   }, async (request) => {
-    const user = await accounts.createUser(request.body.countryCode, request.body.userNumber);
-    return answer(request, clock, { userNumber: user.userNumber, countryCode: user.countryCode });
+    const { countryCode, ...options } = request.body;
+    const user = await owners.createUser(countryCode, options);
+    return answer(request, clock, { userNumber: user.userNumber, countryCode: user.countryCode, ...(user.email !== undefined ? { email: user.email } : {}) });
   });
 
   app.get('/users', {

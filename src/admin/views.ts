@@ -12,13 +12,14 @@ export function iso(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }
 
-export function serviceView(service: Service): Static<typeof ServiceView> {
+export function serviceView(service: Service, redirectUris: string[]): Static<typeof ServiceView> {
   return {
     serviceId: service.serviceId,
     name: service.name,
     allowedDevices: service.allowedDevices,
     callbackUrl: service.callbackUrl,
     eventCallbackUrl: service.eventCallbackUrl,
+    redirectUris,
     enabled: service.enabled,
     createdAt: iso(service.createdAt),
   };

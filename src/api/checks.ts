@@ -11,6 +11,9 @@ import { hashSecret, isDeviceId, isMessageId } from '../ids.js';
 import { isCountryCode, regionOf } from '../regions.js';
 import type { Connection, Device, Service } from '../core/model.js';
 import type { Lookups } from '../core/cache.js';
+import { issuedAccessToken } from '../oauth/adapter.js';
+import type { Store } from '../store/store.js';
+import { FULL_ACCESS, mayAccess, type Access } from './access.js';
 
 export interface PartnerHeaders {
   token: string;
@@ -127,22 +130,50 @@ export async function checkService(store: Pick<Lookups, 'getService'>, serviceId
   return service;
 }
 
-/** The token's user, connected to the calling service. `store` may be a cache in front of it. */
-export async function checkTokenAndConnection(store: Pick<Lookups, 'getToken' | 'getConnection'>, service: Service, tokenHash: string, now: number): Promise<Connection> {
+/** What the token check found: the token's user connected to the calling service, and what the token may do there. */
+export interface Authorized {
+  connection: Connection;
+  access: Access;
+}
+
+/** Where tokens are found: admin tokens (maybe through a cache) and those the authorization server issued. */
+export type TokenSource = Pick<Lookups, 'getToken' | 'getConnection'> & Pick<Store, 'findOAuthRecord' | 'getDeviceShare'>;
+
+/** The token's user, connected to the calling service, and what the token may do. `store` may be a cache in front of it. */
+export async function checkTokenAndConnection(store: TokenSource, service: Service, tokenHash: string, now: number): Promise<Authorized> {
   const stored = await store.getToken(tokenHash);
-  if (!stored || stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
+  if (!stored) return checkIssuedToken(store, service, tokenHash, now);
+  if (stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
   if (stored.revokedReason === 'disconnected') {
     throw fail('1202', 'The user is no longer connected to this service.');
   }
   if (stored.revokedAt !== null) throw fail('1103', 'The access token was revoked.');
   if (stored.expiresAt <= now) throw fail('1103', 'The access token has expired.');
-  const connection = await store.getConnection(service.serviceId, stored.userNumber);
+  return { connection: await connectionOf(store, service, stored.userNumber), access: FULL_ACCESS };
+}
+
+async function connectionOf(store: Pick<Store, 'getConnection'>, service: Service, userNumber: string): Promise<Connection> {
+  const connection = await store.getConnection(service.serviceId, userNumber);
   if (!connection) throw fail('1202', 'The user is not connected to this service.');
   return connection;
 }
 
+/**
+ * A token of the authorization server (DESIGN G): it acts for the pair only while its grant is the
+ * pair's consent; one the owner took back (or gave again since) answers 1202, as after DELETE /user/service.
+ */
+async function checkIssuedToken(store: TokenSource, service: Service, tokenHash: string, now: number): Promise<Authorized> {
+  const record = await store.findOAuthRecord('AccessToken', tokenHash, now);
+  const token = record && issuedAccessToken(record);
+  if (!token || token.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown, expired or revoked.');
+  const share = await store.getDeviceShare(service.serviceId, token.userNumber);
+  if (!share || share.grantId !== token.grantId) throw fail('1202', 'The user is no longer connected to this service: the consent was taken back.');
+  const connection = await connectionOf(store, service, token.userNumber);
+  return { connection, access: { scopes: new Set(token.scopes), deviceIds: share.deviceIds && new Set(share.deviceIds) } };
+}
+
 /** A device the connected user may operate on through this service. */
-export async function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Service, connection: Connection, deviceId: string): Promise<Device> {
+export async function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Service, { connection, access }: Authorized, deviceId: string): Promise<Device> {
   if (!isDeviceId(deviceId)) {
     throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
   }
@@ -150,7 +181,8 @@ export async function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Se
     throw fail('1210', 'Call GET /devices for this user before operating on a device.');
   }
   const device = await store.getDevice(deviceId);
-  if (!device || !device.userNumbers.includes(connection.userNumber)) {
+  // A device the owner did not share does not exist for the service (DESIGN G).
+  if (!device || !device.userNumbers.includes(connection.userNumber) || !mayAccess(access, device)) {
     throw fail('1205', `Device ${deviceId} is not registered to this user.`);
   }
   if (!service.allowedDevices.includes(device.deviceType)) {

@@ -106,34 +106,39 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
     .requiredOption('--allowed-devices <types>', `comma-separated device types the service may see: ${DEVICE_TYPES.join(', ')}`)
     .option('--callback-url <url>', 'where its push messages are POSTed (https in phase OP) [default none: messages are held until set]')
     .option('--event-callback-url <url>', 'where its DEVICE_STATUS events are POSTed [default the callback URL]')
+    .option('--redirect-uris <uris>', 'comma-separated OAuth redirect URIs (DESIGN G): exact match; http://127.0.0.1 and localhost only in phase QA')
     .action(action(env, async ({ accounts }, _args, o) => {
+      const redirectUris = text(o, 'redirectUris');
       const { service, serviceKey, webhookSecret } = await accounts.createService({
         name: text(o, 'name')!,
         allowedDevices: list(text(o, 'allowedDevices')!),
         callbackUrl: text(o, 'callbackUrl') ?? null,
         eventCallbackUrl: text(o, 'eventCallbackUrl') ?? null,
+        ...(redirectUris !== undefined ? { redirectUris: list(redirectUris) } : {}),
       });
       return { serviceId: service.serviceId, serviceKey, webhookSecret };
     }));
   services.command('list').description('every service, without secrets')
-    .action(action(env, async ({ accounts }) => (await accounts.listServices()).map(serviceView)));
+    .action(action(env, async ({ accounts }) => Promise.all((await accounts.listServices()).map(async (s) => serviceView(s, await accounts.redirectUris(s.serviceId))))));
   services.command('get').argument('<serviceId>').description('one service, without secrets')
-    .action(action(env, async ({ accounts }, [serviceId]) => serviceView(await accounts.getService(serviceId!))));
+    .action(action(env, async ({ accounts }, [serviceId]) => serviceView(await accounts.getService(serviceId!), await accounts.redirectUris(serviceId!))));
   services.command('update').argument('<serviceId>').description('change a service; an empty URL clears it')
     .option('--name <name>', "the service's name").option('--allowed-devices <types>', 'comma-separated device types, replacing the list')
     .option('--callback-url <url>', 'where push messages are POSTed').option('--event-callback-url <url>', 'where events are POSTed')
     .option('--enabled <boolean>', 'true or false; a disabled service is refused and its messages held')
+    .option('--redirect-uris <uris>', 'comma-separated OAuth redirect URIs, replacing the list; an empty value clears them')
     .action(action(env, async ({ accounts }, [serviceId], o) => {
-      const [name, allowed, callbackUrl, eventCallbackUrl, enabled] =
-        (['name', 'allowedDevices', 'callbackUrl', 'eventCallbackUrl', 'enabled'] as const).map((key) => text(o, key));
+      const [name, allowed, callbackUrl, eventCallbackUrl, enabled, redirectUris] =
+        (['name', 'allowedDevices', 'callbackUrl', 'eventCallbackUrl', 'enabled', 'redirectUris'] as const).map((key) => text(o, key));
       const patch = {
         ...(name !== undefined ? { name } : {}),
         ...(allowed !== undefined ? { allowedDevices: list(allowed) } : {}),
         ...(callbackUrl !== undefined ? { callbackUrl: clearable(callbackUrl) } : {}),
         ...(eventCallbackUrl !== undefined ? { eventCallbackUrl: clearable(eventCallbackUrl) } : {}),
         ...(enabled !== undefined ? { enabled: bool('enabled', enabled) } : {}),
+        ...(redirectUris !== undefined ? { redirectUris: redirectUris === '' ? [] : list(redirectUris) } : {}),
       };
-      return serviceView(await accounts.updateService(serviceId!, patch));
+      return serviceView(await accounts.updateService(serviceId!, patch), await accounts.redirectUris(serviceId!));
     }));
   services.command('rotate-secret').argument('<serviceId>').description('a new webhook secret; the previous one signs for 24 h more')
     .addOption(new Option('--expire-previous-now', 'retire the previous secret at once (it leaked): only the new one signs'))
@@ -147,9 +152,10 @@ function usersCommand(env: NodeJS.ProcessEnv): Command {
   const users = new Command('users').description('users');
   users.command('create').description('create a user')
     .requiredOption('--country-code <code>', 'ISO 3166-1 alpha-2, upper case').option('--user-number <userNumber>', 'generated when absent')
-    .action(action(env, async ({ accounts }, _args, o) => {
-      const user = await accounts.createUser(text(o, 'countryCode')!, text(o, 'userNumber'));
-      return { userNumber: user.userNumber, countryCode: user.countryCode };
+    .option('--email <email>', "the owner's login to /oauth and /account (with --password)").option('--password <password>')
+    .action(action(env, async ({ owners }, _args, o) => {
+      const user = await owners.createUser(text(o, 'countryCode')!, { userNumber: text(o, 'userNumber'), email: text(o, 'email'), password: text(o, 'password') });
+      return { userNumber: user.userNumber, countryCode: user.countryCode, ...(user.email !== undefined ? { email: user.email } : {}) };
     }));
   users.command('list').description('users by userNumber, a page at a time')
     .option('--after <userNumber>', 'start after this one: the last of the previous page').option('--limit <n>', '1 to 1000; default 100')

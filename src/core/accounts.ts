@@ -4,7 +4,8 @@ import type { UrlCheck } from '../delivery/address-guard.js';
 import { newWebhookSecret } from '../delivery/sign.js';
 import { fail } from '../errors.js';
 import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
-import type { Region } from '../config.js';
+import type { Phase, Region } from '../config.js';
+import { checkRedirectUri } from '../oauth/clients.js';
 import { countriesOf, isCountryCode, regionOf } from '../regions.js';
 import type { DeliveryAttempt, OutboxMessage, Service, ServicePatch, User } from './model.js';
 import type { MessageFilter } from '../store/areas/outbox.js';
@@ -21,7 +22,11 @@ export interface NewServiceInput {
   allowedDevices: string[];
   callbackUrl?: string | null;
   eventCallbackUrl?: string | null;
+  /** Where the authorization server may send its owners back (DESIGN G). */
+  redirectUris?: string[];
 }
+
+export type ServiceChange = ServicePatch & { redirectUris?: string[] };
 
 function checkAllowedDevices(allowedDevices: string[]): void {
   const unknown = allowedDevices.filter((type) => !DEVICE_TYPES.includes(type));
@@ -62,7 +67,7 @@ export class Accounts {
   private readonly lookups: LookupInvalidation;
 
   /** `region` is the deployment's: its users live in its countries (DESIGN A.2). */
-  constructor(private readonly deps: { store: Store; clock: Clock; region: Region; checkCallbackUrl: CallbackGuard; lookups: LookupInvalidation }) {
+  constructor(private readonly deps: { store: Store; clock: Clock; region: Region; phase: Phase; checkCallbackUrl: CallbackGuard; lookups: LookupInvalidation }) {
     this.lookups = deps.lookups;
   }
 
@@ -71,6 +76,7 @@ export class Accounts {
     checkAllowedDevices(input.allowedDevices);
     checkUrl('callbackUrl', input.callbackUrl, this.deps.checkCallbackUrl);
     checkUrl('eventCallbackUrl', input.eventCallbackUrl, this.deps.checkCallbackUrl);
+    for (const uri of input.redirectUris ?? []) checkRedirectUri(uri, this.deps.phase);
     const serviceKey = randomId(24);
     const webhookSecret = newWebhookSecret();
     const service = await this.deps.store.createService(
@@ -85,6 +91,7 @@ export class Accounts {
       },
       this.deps.clock.now(),
     );
+    if (input.redirectUris) await this.deps.store.setRedirectUris(service.serviceId, [...new Set(input.redirectUris)]);
     return { service, serviceKey, webhookSecret };
   }
 
@@ -99,13 +106,21 @@ export class Accounts {
     return service;
   }
 
-  async updateService(serviceId: string, patch: ServicePatch): Promise<Service> {
+  /** Where the service's authorizations may return to (DESIGN G). */
+  async redirectUris(serviceId: string): Promise<string[]> {
+    return this.deps.store.getRedirectUris(serviceId);
+  }
+
+  async updateService(serviceId: string, change: ServiceChange): Promise<Service> {
+    const { redirectUris, ...patch } = change;
     if (patch.allowedDevices) checkAllowedDevices(patch.allowedDevices);
+    for (const uri of redirectUris ?? []) checkRedirectUri(uri, this.deps.phase);
     checkUrl('callbackUrl', patch.callbackUrl, this.deps.checkCallbackUrl);
     checkUrl('eventCallbackUrl', patch.eventCallbackUrl, this.deps.checkCallbackUrl);
     const service = await this.deps.store.updateService(serviceId, patch);
     await this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
+    if (redirectUris) await this.deps.store.setRedirectUris(serviceId, [...new Set(redirectUris)]);
     // Held messages go out as soon as delivery is possible again, not at the next sweep; `enabled: true`
     // also lifts a disabled endpoint (DESIGN C), whether the admin API or the CLI said so.
     const now = this.deps.clock.now();
@@ -170,6 +185,8 @@ export class Accounts {
    */
   async disconnect(serviceId: string, userNumber: string): Promise<void> {
     await this.deps.store.disconnect(serviceId, userNumber, this.deps.clock.now());
+    // An owner's consent goes with it (DESIGN G): its tokens answer 1202, its refresh tokens stop.
+    await this.deps.store.deleteDeviceShare(serviceId, userNumber);
     await this.lookups.userChanged(userNumber);
   }
 

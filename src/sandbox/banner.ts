@@ -44,6 +44,19 @@ function webhookLines(callbackUrl: string | null): string[] {
   ];
 }
 
+/**
+ * A device-flow link from a terminal (RFC 8628, DESIGN G): the service asks for a code, the owner
+ * enters it on /device, the service fetches its tokens.
+ */
+export function deviceFlowLines(world: SandboxWorld, localUrl: string): string[] {
+  const client = shellQuote(`${world.credentials.serviceId}:${world.credentials.serviceKey}`);
+  return [
+    `    curl -s -u ${client} -d 'scope=devices control push events' ${localUrl}/oauth/device_authorization`,
+    `    # open ${localUrl}/device, sign in as the owner above, enter the user_code; then, with the device_code:`,
+    `    curl -s -u ${client} -d grant_type=urn:ietf:params:oauth:grant-type:device_code -d device_code=DEVICE_CODE ${localUrl}/oauth/token`,
+  ];
+}
+
 export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
   const { credentials } = world;
   const width = Math.max(...world.devices.map((d) => d.deviceType.length));
@@ -69,11 +82,20 @@ export function formatBanner(world: SandboxWorld, place: BannerPlace): string {
     ...webhookLines(world.callbackUrl),
     `  saved in        ${place.credentialsFile}`,
     '',
+    '  owner login (account linking, DESIGN G)',
+    `    email         ${world.owner.email}`,
+    `    password      ${world.owner.password}`,
+    `    account       ${place.localUrl}/account`,
+    `    authorize     ${place.localUrl}/oauth/authorize  (metadata: ${place.localUrl}/.well-known/oauth-authorization-server)`,
+    '',
     '  devices',
     ...world.devices.map((d) => `    ${d.deviceType.padEnd(width)}  ${d.deviceId}`),
     '',
     '  first call',
     `    ${curlLine(world, place.localUrl)}`,
+    '',
+    '  link the owner to the service from a terminal (device flow)',
+    ...deviceFlowLines(world, place.localUrl),
     '',
   ];
   return `${lines.join('\n')}\n`;

@@ -21,7 +21,11 @@ export interface SandboxWorld {
   callbackUrl: string | null;
   countryCode: string;
   devices: Device[];
+  /** The demo user's login to /oauth and /account (DESIGN G). */
+  owner: { email: string; password: string };
 }
+
+export const DEMO_OWNER_EMAIL = 'owner@sandbox.example';
 
 export interface SeedOptions {
   /** Becomes the service's callbackUrl when given. */
@@ -86,12 +90,23 @@ async function ensureToken(ctx: AppContext, saved: SandboxCredentials | null, us
   return ctx.accounts.issueToken(userNumber, serviceId, SANDBOX_TOKEN_SECONDS);
 }
 
+/**
+ * Gives the demo user its login. The password is derived from the saved admin token: the same on
+ * every run, known to whoever holds the sandbox's credentials, and nobody else.
+ */
+async function ensureOwner(ctx: AppContext, userNumber: string, adminToken: string): Promise<{ email: string; password: string }> {
+  const password = hashSecret(`demo-owner:${adminToken}`).slice(0, 16);
+  await ctx.owners.setLogin(userNumber, DEMO_OWNER_EMAIL, password);
+  return { email: DEMO_OWNER_EMAIL, password };
+}
+
 /** Seeds (or finds again) the sandbox's world; returns it with the credentials to save. */
 export async function seedSandbox(ctx: AppContext, saved: SandboxCredentials | null, options: SeedOptions): Promise<SandboxWorld> {
   const { service, serviceKey } = await ensureService(ctx, saved, options.callbackUrl);
   const user = await ensureUser(ctx, saved);
   const devices = await ensureDevices(ctx, user.userNumber);
   const token = await ensureToken(ctx, saved, user.userNumber, service.serviceId);
+  const owner = await ensureOwner(ctx, user.userNumber, options.adminToken);
   const webhookSecret = service.webhookSecrets[0]?.secret;
   if (!webhookSecret) throw new Error(`Service ${service.serviceId} has no webhook secret`);
   return {
@@ -107,5 +122,6 @@ export async function seedSandbox(ctx: AppContext, saved: SandboxCredentials | n
     callbackUrl: service.callbackUrl,
     countryCode: user.countryCode,
     devices,
+    owner,
   };
 }

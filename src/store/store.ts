@@ -12,6 +12,7 @@ import type { AccountsArea } from './areas/accounts.js';
 import type { DeliveryArea } from './areas/delivery.js';
 import type { DevicesArea } from './areas/devices.js';
 import type { OutboxArea } from './areas/outbox.js';
+import type { OAuthArea } from './areas/oauth.js';
 import type { OverviewArea } from './areas/overview.js';
 import type { SubscriptionsArea } from './areas/subscriptions.js';
 
@@ -25,7 +26,8 @@ export type Store = StoreLifecycle &
   SubscriptionsArea &
   OutboxArea &
   DeliveryArea &
-  OverviewArea & { readonly capabilities: StoreCapabilities };
+  OverviewArea &
+  OAuthArea & { readonly capabilities: StoreCapabilities };
 
 export interface StoreLifecycle {
   /** Runs pending migrations. Idempotent. */

@@ -70,6 +70,7 @@ describe('admin: services (DESIGN D)', () => {
         allowedDevices: ['DEVICE_WASHER'],
         callbackUrl: 'https://partner.example/hooks',
         eventCallbackUrl: null,
+        redirectUris: [],
         enabled: true,
         createdAt: new Date(NOW).toISOString(),
       };
@@ -97,9 +98,20 @@ describe('admin: services (DESIGN D)', () => {
         allowedDevices: ['DEVICE_DRYER', 'DEVICE_WASHER'],
         callbackUrl: null,
         eventCallbackUrl: 'https://partner.example/events',
+        redirectUris: [],
         enabled: true,
         createdAt: new Date(NOW).toISOString(),
       });
+    });
+
+    it('sets the OAuth redirect URIs: https, or http to loopback in phase QA; others answer 1102 (DESIGN G)', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const uris = ['https://partner.example/cb', 'http://127.0.0.1:9000/cb'];
+      const res = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, { redirectUris: uris });
+      expect(res.json().response.redirectUris).toEqual(uris);
+      const refused = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, { redirectUris: ['http://partner.example/cb'] });
+      expect([refused.statusCode, refused.json().error.code]).toEqual([400, '1102']);
+      expect((await callAdmin(t.app, 'GET', `/admin/services/${serviceId}`)).json().response.redirectUris).toEqual(uris);
     });
 
     it('enabled: false makes the partner interface refuse the service with 1301', async () => {

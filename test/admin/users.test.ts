@@ -33,7 +33,23 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(await t.ctx.store.getUser(generated.userNumber)).toBeDefined();
     });
 
+    it('gives the user an owner login with email and password, kept only as a scrypt hash (DESIGN G)', async () => {
+      const res = await admin('POST', '/admin/users', { countryCode: 'KR', userNumber: 'owner-1', email: ' Owner@Example.com', password: 'long enough' });
+      expect(res.json().response).toEqual({ userNumber: 'owner-1', countryCode: 'KR', email: 'owner@example.com' });
+      const login = await t.ctx.store.findOwnerLogin('owner@example.com');
+      expect(login?.passwordHash).toMatch(/^scrypt\$/);
+      expect(login?.passwordHash).not.toContain('long enough');
+      expect(await t.ctx.owners.signIn('owner@example.com', 'long enough')).toBe('owner-1');
+      expect(await t.ctx.owners.signIn('owner@example.com', 'wrong one!')).toBeUndefined();
+      const taken = await admin('POST', '/admin/users', { countryCode: 'KR', userNumber: 'owner-2', email: 'owner@example.com', password: 'long enough' });
+      expect([taken.statusCode, taken.json().error.code]).toEqual([400, '1102']);
+      expect(await t.ctx.store.getUser('owner-2')).toBeUndefined();
+    });
+
     it.each([
+      [{ countryCode: 'KR', email: 'a@example.com' }, '1101', 'email and password go together: give both or neither.'],
+      [{ countryCode: 'KR', email: 'not an email', password: 'long enough' }, '1102', 'email must be an email address; got "not an email".'],
+      [{ countryCode: 'KR', email: 'a@example.com', password: 'short' }, '1102', 'password must be at least 8 characters long.'],
       [{}, '1101', 'countryCode is missing.'],
       [{ countryCode: 'XX' }, '1102', 'countryCode must be an ISO 3166-1 alpha-2 code; got "XX".'],
       [{ countryCode: 'kr' }, '1102', 'countryCode must be an ISO 3166-1 alpha-2 code; got "kr".'],

@@ -8,7 +8,7 @@ import { addDevice, addService, addUser, connect, freshStore, T0 } from '../stor
 
 describe('Accounts.updateService', () => {
   const store = freshStore(() => openStore('sqlite::memory:'));
-  const accounts = () => new Accounts({ store: store(), lookups: new LookupCache(store()), clock: { now: () => T0 + 1_000 }, region: 'KIC', checkCallbackUrl: createAddressGuard({ phase: 'QA', allowList: [] }).checkUrl });
+  const accounts = () => new Accounts({ store: store(), lookups: new LookupCache(store()), clock: { now: () => T0 + 1_000 }, region: 'KIC', phase: 'QA', checkCallbackUrl: createAddressGuard({ phase: 'QA', allowList: [] }).checkUrl });
 
   /** S1 listens to U1, whose new device D1 made one message, which got 410 Gone: S1's endpoint is disabled. */
   async function goneEndpoint(): Promise<void> {

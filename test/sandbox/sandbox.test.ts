@@ -1,11 +1,14 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { newMessageId } from '../../src/ids.js';
 import { exitCode, runCli, startCli, stdoutUntil } from '../cli/process.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
 
 interface Banner {
   localUrl: string;
@@ -99,6 +102,30 @@ describe('appliance-cloud sandbox (a real process)', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ serviceId: first.serviceId, accessToken: first.accessToken });
   });
+
+  it('prints the demo owner and two commands that link it to the service with the device flow', async () => {
+    const code = await withSandbox(env, async (banner) => {
+      const [ask, fetchTokens] = [...banner.text.matchAll(/^\s+(curl -s -u .*)$/gm)].map((m) => m[1]!);
+      const shell = async (line: string) => JSON.parse((await promisify(execFile)('sh', ['-c', line])).stdout) as Record<string, string>;
+      const started = await shell(ask!);
+      expect(field(banner.text, 'authorize')).toBe(`${banner.localUrl}/oauth/authorize`);
+
+      const agent = new OwnerAgent(banner.localUrl);
+      const entry = await agent.follow('/device');
+      const confirm = await agent.submit(entry, /\/oauth\/device$/, { user_code: started.user_code! });
+      const signIn = await agent.submit(confirm, /\/oauth\/device$/, {}, { confirm: 'yes' });
+      const consent = await agent.submit(signIn, /\/login$/, { email: field(banner.text, 'email'), password: field(banner.text, 'password') });
+      expect((await agent.submit(consent, /\/consent$/, { share: 'all' })).html).toContain('is linked to your appliances');
+
+      const tokens = await shell(fetchTokens!.replace('DEVICE_CODE', started.device_code!));
+      expect(tokens.token_type).toBe('Bearer');
+      expect(tokens.scope!.split(' ').sort()).toEqual(['control', 'devices', 'events', 'push']);
+      const { status, body } = await listDevices({ ...banner, curlHeaders: { ...banner.curlHeaders, Authorization: `Bearer ${tokens.access_token}` } });
+      expect(status).toBe(200);
+      expect(body.response).toHaveLength(DEVICE_TYPES.length);
+    }, /oauth\/token\n/);
+    expect(code).toBe(0);
+  }, 60_000);
 
   it('keeps the same world when run again, renewing a token it cannot reuse, and says so when PORT is taken', async () => {
     const file = join(dir, 'sandbox.json');

@@ -18,14 +18,16 @@ import type {
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
 import type { Connection, Device, Service } from '../../core/model.js';
-import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders } from '../checks.js';
+import { checkScope, scopeOf, type Access } from '../access.js';
+import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders, type TokenSource } from '../checks.js';
 import { rateLimiterFor } from '../rate-limit.js';
 
-/** What the checks found: the calling service and its connection to the token's user. */
+/** What the checks found: the calling service, its connection to the token's user, and what the token may do. */
 export interface PartnerContext {
   headers: PartnerHeaders;
   service: Service;
   connection: Connection;
+  access: Access;
 }
 
 /** What the checks found on a route of the device group: also the device, which passed every device check. */
@@ -77,6 +79,13 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
     });
     // Services, tokens, connections and devices are read through the context's cache (src/core/cache.ts).
     const hashes = new CredentialHashes();
+    // Admin tokens through the cache; the authorization server's are read as they are, so a revocation holds at once.
+    const tokens: TokenSource = {
+      getToken: (tokenHash) => lookups.getToken(tokenHash),
+      getConnection: (serviceId, userNumber) => lookups.getConnection(serviceId, userNumber),
+      findOAuthRecord: (model, key, now) => store.findOAuthRecord(model, key, now),
+      getDeviceShare: (serviceId, userNumber) => store.getDeviceShare(serviceId, userNumber),
+    };
 
     /**
      * Spends a token of the service, and tells it where it stands on every answer from here on (DESIGN
@@ -93,13 +102,14 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
       }
     }
 
-    /** The checks up to the connection, in DESIGN's order; on `control`, x-conditional-control too. */
+    /** The checks up to the connection and the token's scope, in DESIGN's order; on `control`, x-conditional-control too. */
     async function checkAccount(request: FastifyRequest, reply: FastifyReply, control: boolean): Promise<PartnerContext> {
       const headers = checkHeaders(request.headers, config, control);
       const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
       await takeToken(reply, service.serviceId);
-      const connection = await checkTokenAndConnection(lookups, service, hashes.of(headers.token), clock.now());
-      return { headers, service, connection };
+      const { connection, access } = await checkTokenAndConnection(tokens, service, hashes.of(headers.token), clock.now());
+      checkScope(access, scopeOf(request.method, request.routeOptions.url));
+      return { headers, service, connection, access };
     }
 
     app.decorateRequest('partner', null);
@@ -114,9 +124,9 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
     /** A group of routes with a `:deviceId` parameter, whose checks end with the device's. */
     const deviceGroup = (control: boolean, routes: (app: PartnerApp) => void) => app.register(async (group) => {
       group.addHook<{ Params: { deviceId: string } }>('onRequest', async (request, reply) => {
-        const { headers, service, connection } = await checkAccount(request, reply, control);
-        const device = await checkDevice(lookups, service, connection, request.params.deviceId);
-        request.partner = { headers, service, connection, device };
+        const partner = await checkAccount(request, reply, control);
+        const device = await checkDevice(lookups, partner.service, partner, request.params.deviceId);
+        request.partner = { ...partner, device };
       });
       routes(group.withTypeProvider<TypeBoxTypeProvider>());
     });

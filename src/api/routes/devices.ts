@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
+import { mayAccess } from '../access.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, Status } from '../schemas/partner.js';
 
@@ -19,9 +20,10 @@ export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
       response: { 200: Envelope(Type.Array(DeviceListItem)), ...errorResponses(COMMON_CODES) },
     },
   }, async (request) => {
-    const { service, connection, headers } = partnerOf(request);
+    const { service, connection, headers, access } = partnerOf(request);
     const listed = await devices.listForService(service, connection);
-    const list = listed.map(({ device, reportable }) => ({
+    // Only what the owner shared with the service (DESIGN G).
+    const list = listed.filter(({ device }) => mayAccess(access, device)).map(({ device, reportable }) => ({
       deviceId: device.deviceId,
       deviceInfo: {
         deviceType: device.deviceType,

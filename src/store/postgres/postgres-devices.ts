@@ -20,6 +20,7 @@ import { area, type Sql } from './database.js';
 import { recordMessages } from './postgres-outbox.js';
 import { allowsType } from './postgres-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
+import { sharedWith } from './postgres-oauth.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
 export const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "deviceType", d.model_name AS "modelName", d.alias,
@@ -155,11 +156,12 @@ async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, rep
       JSON.stringify(status),
     );
     if (!updated) throw unknownDevice(deviceId);
-    // Only services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J).
+    // Only services that still allow the device's type, and pairs whose share holds it: narrowing
+    // allowedDevices or a consent silences the others at once (DESIGN J).
     const subscribers = await tx.all<EventSubscriber>(
       `SELECT e.service_id AS "serviceId", e.user_number AS "userNumber", e.created_at AS "subscribedAt", e.expires_at AS "expiresAt"
        FROM event_subscriptions e JOIN services s ON s.service_id = e.service_id
-       WHERE e.device_id = $1 AND ${allowsType('s', '$2')} ORDER BY e.id`,
+       WHERE e.device_id = $1 AND ${allowsType('s', '$2')} AND ${sharedWith('e.service_id', 'e.user_number', 'e.device_id')} ORDER BY e.id`,
       deviceId,
       updated.deviceType,
     );
@@ -183,11 +185,13 @@ interface PushRow {
 async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
   await sql.transaction(async (tx) => {
     // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
-    // services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J).
+    // services that still allow the device's type, and pairs whose share holds it: narrowing allowedDevices
+    // or a consent silences the others at once (DESIGN J).
     const rows = await tx.all<PushRow>(
       `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
        FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
          AND EXISTS (SELECT 1 FROM services s WHERE s.service_id = p.service_id AND ${allowsType('s', 'd.device_type')})
+         AND ${sharedWith('p.service_id', 'p.user_number', 'p.device_id')}
        WHERE d.device_id = $1 ORDER BY p.id`,
       deviceId,
     );
@@ -221,7 +225,7 @@ async function addRegistration(sql: Sql, deviceId: string, userNumber: string, a
 
 /** Records a lifecycle message of the device for each of the users to every service listening to that user. */
 async function announce(sql: Sql, pushType: LifecyclePushType, device: DeviceFacts, userNumbers: string[], at: number): Promise<void> {
-  const listeners = await listenersOf(sql, userNumbers);
+  const listeners = await listenersOf(sql, userNumbers, device.deviceId);
   const specs: MessageSpec[] = userNumbers.flatMap((userNumber) =>
     lifecycleMessages(pushType, device, userNumber, listeners.filter((l) => l.userNumber === userNumber)),
   );
@@ -232,14 +236,16 @@ interface Listener extends LifecycleListener {
   userNumber: string;
 }
 
-/** The services connected to each of the users, in the order they connected. */
-async function listenersOf(sql: Sql, userNumbers: string[]): Promise<Listener[]> {
+/** The services connected to each of the users, in the order they connected, that the user's share lets hear of the device. */
+async function listenersOf(sql: Sql, userNumbers: string[], deviceId: string): Promise<Listener[]> {
   return sql.all<Listener>(
     `SELECT c.user_number AS "userNumber", c.service_id AS "serviceId", s.allowed_devices AS "allowedDevices",
             c.device_list_loaded_at AS "deviceListLoadedAt"
      FROM connections c JOIN services s ON s.service_id = c.service_id
-     WHERE c.user_number = ANY($1::text[]) ORDER BY c.created_at, c.service_id COLLATE "C"`,
+     WHERE c.user_number = ANY($1::text[]) AND ${sharedWith('c.service_id', 'c.user_number', '$2')}
+     ORDER BY c.created_at, c.service_id COLLATE "C"`,
     userNumbers,
+    deviceId,
   );
 }
 

@@ -12,6 +12,7 @@ import { postgresDelivery } from './postgres-delivery.js';
 import { postgresDevices } from './postgres-devices.js';
 import { Notifications, notifyLookupChange } from './postgres-notify.js';
 import { postgresOutbox } from './postgres-outbox.js';
+import { postgresOAuth } from './postgres-oauth.js';
 import { postgresOverview } from './postgres-overview.js';
 import { leaseRateTokens } from './postgres-rate-limit.js';
 import { postgresSubscriptions } from './postgres-subscriptions.js';
@@ -35,6 +36,7 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
     ...postgresOutbox(sql, notifications),
     ...postgresDelivery(sql),
     ...postgresOverview(sql),
+    ...postgresOAuth(sql),
     capabilities: capabilities(sql, notifications, publishing),
   };
 }

@@ -9,16 +9,18 @@ import { mayCreateEventSubscription } from '../rules.js';
 import type { EventSubscribeResult } from '../areas/subscriptions.js';
 import { area, type Sql } from './database.js';
 import type { SubscriptionsArea } from '../areas/subscriptions.js';
+import { sharedWith } from './postgres-oauth.js';
 
 /** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
 export function allowsType(service: string, deviceType: string): string {
   return `${deviceType} = ANY (${service}.allowed_devices)`;
 }
 
-/** The subscriptions `x` of the pair ($1, $2), joined to their device `d` and service `s`, that the service may see. */
+/** The subscriptions `x` of the pair ($1, $2), joined to their device `d` and service `s`, that the service may see (its type, the owner's share). */
 function visibleOf(table: string): string {
   return `${table} x JOIN devices d ON d.device_id = x.device_id JOIN services s ON s.service_id = x.service_id
-    WHERE x.service_id = $1 AND x.user_number = $2 AND ${allowsType('s', 'd.device_type')}`;
+    WHERE x.service_id = $1 AND x.user_number = $2 AND ${allowsType('s', 'd.device_type')}
+      AND ${sharedWith('x.service_id', 'x.user_number', 'x.device_id')}`;
 }
 
 /** Oldest first. */

@@ -18,6 +18,7 @@ import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type D
 import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
+import { sharedWith } from './sqlite-oauth.js';
 
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
@@ -220,7 +221,7 @@ function addRegistration(sql: Sql, deviceId: string, userNumber: string, at: num
 
 /** Records a lifecycle message of the device for the user to each service listening to that user. */
 function announce(sql: Sql, pushType: LifecyclePushType, device: DeviceFacts, userNumber: string, at: number): void {
-  recordMessages(sql, lifecycleMessages(pushType, device, userNumber, listenersOf(sql, userNumber)), at);
+  recordMessages(sql, lifecycleMessages(pushType, device, userNumber, listenersOf(sql, userNumber, device.deviceId)), at);
 }
 
 function factsOf(device: DeviceRow): DeviceFacts {
@@ -231,12 +232,14 @@ function devicePlace(device: DeviceRow): { deviceId: string; deviceType: DeviceT
   return { deviceId: device.device_id, deviceType: device.device_type };
 }
 
-function listenersOf(sql: Sql, userNumber: string): LifecycleListener[] {
+/** The services connected to the user that its share lets hear of the device (a revoked consent, DESIGN J). */
+function listenersOf(sql: Sql, userNumber: string, deviceId: string): LifecycleListener[] {
   const rows = sql.all<{ service_id: string; allowed_devices: string; device_list_loaded_at: number | null }>(
     `SELECT c.service_id, s.allowed_devices, c.device_list_loaded_at
      FROM connections c JOIN services s ON s.service_id = c.service_id
-     WHERE c.user_number = ? ORDER BY c.created_at, c.service_id`,
+     WHERE c.user_number = ? AND ${sharedWith('c.service_id', 'c.user_number', '?')} ORDER BY c.created_at, c.service_id`,
     userNumber,
+    deviceId,
   );
   return rows.map((r) => ({
     serviceId: r.service_id,
@@ -245,12 +248,15 @@ function listenersOf(sql: Sql, userNumber: string): LifecycleListener[] {
   }));
 }
 
-/** Subscribers of services that still allow the device's type: narrowing allowedDevices silences the others at once (DESIGN J). */
+/**
+ * Subscribers of services that still allow the device's type and pairs whose share holds it: narrowing
+ * allowedDevices or a consent silences the others at once (DESIGN J).
+ */
 function pushSubscribers(sql: Sql, device: DeviceRow): Subscriber[] {
   return sql
     .all<{ service_id: string; user_number: string; created_at: number }>(
       `SELECT p.service_id, p.user_number, p.created_at FROM push_subscriptions p JOIN services s ON s.service_id = p.service_id
-       WHERE p.device_id = ? AND ${allowsType('s', '?')} ORDER BY p.id`,
+       WHERE p.device_id = ? AND ${allowsType('s', '?')} AND ${sharedWith('p.service_id', 'p.user_number', 'p.device_id')} ORDER BY p.id`,
       device.device_id,
       device.device_type,
     )
@@ -262,7 +268,7 @@ function eventSubscribers(sql: Sql, device: DeviceRow): EventSubscriber[] {
   return sql
     .all<{ service_id: string; user_number: string; created_at: number; expires_at: number }>(
       `SELECT e.service_id, e.user_number, e.created_at, e.expires_at FROM event_subscriptions e JOIN services s ON s.service_id = e.service_id
-       WHERE e.device_id = ? AND ${allowsType('s', '?')} ORDER BY e.id`,
+       WHERE e.device_id = ? AND ${allowsType('s', '?')} AND ${sharedWith('e.service_id', 'e.user_number', 'e.device_id')} ORDER BY e.id`,
       device.device_id,
       device.device_type,
     )

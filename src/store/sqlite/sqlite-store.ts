@@ -13,6 +13,7 @@ import { sqliteAccounts } from './sqlite-accounts.js';
 import { sqliteDelivery } from './sqlite-delivery.js';
 import { sqliteDevices } from './sqlite-devices.js';
 import { sqliteOutbox } from './sqlite-outbox.js';
+import { sqliteOAuth } from './sqlite-oauth.js';
 import { sqliteOverview } from './sqlite-overview.js';
 import { sqliteSubscriptions } from './sqlite-subscriptions.js';
 
@@ -33,6 +34,7 @@ export function sqliteStore(db: Database.Database): Store {
     ...sqliteOutbox(sql),
     ...sqliteDelivery(sql),
     ...sqliteOverview(sql),
+    ...sqliteOAuth(sql),
     capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null },
   };
 }

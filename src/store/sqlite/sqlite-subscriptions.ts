@@ -9,6 +9,7 @@ import { mayCreateEventSubscription } from '../rules.js';
 import type { EventSubscribeResult } from '../areas/subscriptions.js';
 import { area, type Sql } from './database.js';
 import type { SubscriptionsArea } from '../areas/subscriptions.js';
+import { sharedWith } from './sqlite-oauth.js';
 
 interface SubscriptionRow {
   service_id: string;
@@ -23,10 +24,11 @@ export function allowsType(service: string, deviceType: string): string {
   return `${deviceType} IN (SELECT value FROM json_each(${service}.allowed_devices))`;
 }
 
-/** The subscriptions `x` of a pair, joined to their device `d` and service `s`, that the service may see. */
+/** The subscriptions `x` of a pair, joined to their device `d` and service `s`, that the service may see (its type, the owner's share). */
 function visibleOf(table: string): string {
   return `${table} x JOIN devices d ON d.device_id = x.device_id JOIN services s ON s.service_id = x.service_id
-    WHERE x.service_id = ? AND x.user_number = ? AND ${allowsType('s', 'd.device_type')}`;
+    WHERE x.service_id = ? AND x.user_number = ? AND ${allowsType('s', 'd.device_type')}
+      AND ${sharedWith('x.service_id', 'x.user_number', 'x.device_id')}`;
 }
 
 /** Oldest first. */

@@ -36,6 +36,16 @@ CREATE TABLE delivery_endpoints (
   PRIMARY KEY (service_id)
 );
 
+CREATE TABLE device_shares (
+  service_id text NOT NULL,
+  user_number text NOT NULL,
+  grant_id text NOT NULL,
+  scopes ARRAY NOT NULL,
+  device_ids ARRAY,
+  created_at double precision NOT NULL,
+  PRIMARY KEY (service_id, user_number)
+);
+
 CREATE TABLE device_states (
   device_id text NOT NULL,
   status text NOT NULL,
@@ -83,6 +93,24 @@ CREATE TABLE message_sequences (
   PRIMARY KEY (service_id, device_id)
 );
 
+CREATE TABLE oauth_clients (
+  service_id text NOT NULL,
+  redirect_uris ARRAY NOT NULL,
+  PRIMARY KEY (service_id)
+);
+
+CREATE TABLE oauth_records (
+  model text NOT NULL,
+  key text NOT NULL,
+  payload text NOT NULL,
+  grant_id text,
+  user_code text,
+  uid text,
+  expires_at double precision,
+  consumed_at double precision,
+  PRIMARY KEY (model, key)
+);
+
 CREATE TABLE outbox (
   id bigint NOT NULL,
   message_id text NOT NULL,
@@ -103,6 +131,13 @@ CREATE TABLE outbox (
   schedule_start integer NOT NULL DEFAULT 0,
   queue_head boolean NOT NULL DEFAULT false,
   PRIMARY KEY (id)
+);
+
+CREATE TABLE owner_logins (
+  user_number text NOT NULL,
+  email text NOT NULL,
+  password_hash text NOT NULL,
+  PRIMARY KEY (user_number)
 );
 
 CREATE TABLE push_subscriptions (
@@ -141,6 +176,12 @@ CREATE TABLE services (
   PRIMARY KEY (service_id)
 );
 
+CREATE TABLE shared_secrets (
+  name text NOT NULL,
+  secret text NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE users (
   user_number text NOT NULL,
   country_code text NOT NULL,
@@ -163,6 +204,10 @@ CREATE INDEX access_tokens_user ON public.access_tokens USING btree (user_number
 
 CREATE INDEX connections_user ON public.connections USING btree (user_number);
 
+CREATE INDEX delivery_attempts_started ON public.delivery_attempts USING btree (started_at);
+
+CREATE INDEX device_shares_user ON public.device_shares USING btree (user_number);
+
 CREATE UNIQUE INDEX device_users_device_id_user_number_key ON public.device_users USING btree (device_id, user_number);
 
 CREATE INDEX device_users_user ON public.device_users USING btree (user_number);
@@ -176,6 +221,12 @@ CREATE INDEX event_subscriptions_expiry ON public.event_subscriptions USING btre
 CREATE UNIQUE INDEX event_subscriptions_service_id_user_number_device_id_key ON public.event_subscriptions USING btree (service_id, user_number, device_id);
 
 CREATE INDEX message_sequences_headless ON public.message_sequences USING btree (service_id, device_id) WHERE headless;
+
+CREATE INDEX oauth_records_grant ON public.oauth_records USING btree (grant_id) WHERE (grant_id IS NOT NULL);
+
+CREATE INDEX oauth_records_uid ON public.oauth_records USING btree (uid) WHERE (uid IS NOT NULL);
+
+CREATE INDEX oauth_records_user_code ON public.oauth_records USING btree (user_code) WHERE (user_code IS NOT NULL);
 
 CREATE INDEX outbox_closed ON public.outbox USING btree (created_at) WHERE (status = ANY (ARRAY['delivered'::text, 'failed'::text]));
 
@@ -192,6 +243,8 @@ CREATE INDEX outbox_service_created ON public.outbox USING btree (service_id, cr
 CREATE UNIQUE INDEX outbox_service_id_device_id_sequence_key ON public.outbox USING btree (service_id, device_id, sequence);
 
 CREATE INDEX outbox_service_status ON public.outbox USING btree (service_id, status);
+
+CREATE UNIQUE INDEX owner_logins_email_key ON public.owner_logins USING btree (email);
 
 CREATE INDEX push_subscriptions_device ON public.push_subscriptions USING btree (device_id);
 

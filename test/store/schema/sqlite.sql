@@ -36,6 +36,16 @@ CREATE TABLE delivery_endpoints (
   PRIMARY KEY (service_id)
 );
 
+CREATE TABLE device_shares (
+  service_id TEXT NOT NULL,
+  user_number TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  device_ids TEXT,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (service_id, user_number)
+);
+
 CREATE TABLE device_states (
   device_id TEXT,
   status TEXT NOT NULL,
@@ -81,6 +91,24 @@ CREATE TABLE message_sequences (
   PRIMARY KEY (service_id, device_id)
 );
 
+CREATE TABLE oauth_clients (
+  service_id TEXT,
+  redirect_uris TEXT NOT NULL,
+  PRIMARY KEY (service_id)
+);
+
+CREATE TABLE oauth_records (
+  model TEXT NOT NULL,
+  key TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  grant_id TEXT,
+  user_code TEXT,
+  uid TEXT,
+  expires_at REAL,
+  consumed_at REAL,
+  PRIMARY KEY (model, key)
+);
+
 CREATE TABLE outbox (
   id INTEGER,
   message_id TEXT NOT NULL,
@@ -101,6 +129,13 @@ CREATE TABLE outbox (
   schedule_start INTEGER NOT NULL DEFAULT 0,
   queue_head INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (id)
+);
+
+CREATE TABLE owner_logins (
+  user_number TEXT,
+  email TEXT NOT NULL,
+  password_hash TEXT NOT NULL,
+  PRIMARY KEY (user_number)
 );
 
 CREATE TABLE push_subscriptions (
@@ -131,6 +166,12 @@ CREATE TABLE services (
   PRIMARY KEY (service_id)
 );
 
+CREATE TABLE shared_secrets (
+  name TEXT,
+  secret TEXT NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE users (
   user_number TEXT,
   country_code TEXT NOT NULL,
@@ -151,11 +192,21 @@ CREATE INDEX access_tokens_pair ON access_tokens (service_id, user_number);
 
 CREATE INDEX connections_user ON connections (user_number);
 
+CREATE INDEX delivery_attempts_started ON delivery_attempts (started_at);
+
+CREATE INDEX device_shares_user ON device_shares (user_number);
+
 CREATE INDEX device_users_user ON device_users (user_number);
 
 CREATE INDEX event_subscriptions_device ON event_subscriptions (device_id);
 
 CREATE INDEX event_subscriptions_expiry ON event_subscriptions (expires_at);
+
+CREATE INDEX oauth_records_grant ON oauth_records (grant_id) WHERE grant_id IS NOT NULL;
+
+CREATE INDEX oauth_records_uid ON oauth_records (uid) WHERE uid IS NOT NULL;
+
+CREATE INDEX oauth_records_user_code ON oauth_records (user_code) WHERE user_code IS NOT NULL;
 
 CREATE INDEX outbox_closed ON outbox (created_at) WHERE status IN ('delivered', 'failed');
 

@@ -1,0 +1,38 @@
+/**
+ * What a token lets its service do (DESIGN G): its scopes, and which of the user's devices it may
+ * see. Tokens from the admin API carry every scope and see every device; an owner's consent may
+ * grant fewer of either.
+ */
+import { SCOPES, type Scope } from '../core/owners.js';
+import { fail } from '../errors.js';
+import type { Device } from '../core/model.js';
+
+export interface Access {
+  scopes: ReadonlySet<string>;
+  /** null: every device of the service's allowed types, later ones too. */
+  deviceIds: ReadonlySet<string> | null;
+}
+
+export const FULL_ACCESS: Access = { scopes: new Set(SCOPES), deviceIds: null };
+
+/** The scope a partner route needs, by its method and path pattern; undefined: any token will do (GET /users, DELETE /user/service). */
+export function scopeOf(method: string, url: string | undefined): Scope | undefined {
+  if (url === undefined) return undefined;
+  if (url.startsWith('/push')) return 'push';
+  if (url.startsWith('/event')) return 'events';
+  if (url === '/devices/:deviceId' && method === 'POST') return 'control';
+  if (url.startsWith('/devices')) return 'devices';
+  return undefined;
+}
+
+/** 401 1308 naming the missing scope, when the token's scopes do not cover the route. */
+export function checkScope(access: Access, scope: Scope | undefined): void {
+  if (scope === undefined || access.scopes.has(scope)) return;
+  const authority = scope === 'control' ? 'no control authority: ' : '';
+  throw fail('1308', `The access token has ${authority}its scopes (${[...access.scopes].join(' ') || 'none'}) do not include ${scope}.`);
+}
+
+/** Whether the device is among those the token may see. */
+export function mayAccess(access: Access, device: Pick<Device, 'deviceId'>): boolean {
+  return access.deviceIds === null || access.deviceIds.has(device.deviceId);
+}

@@ -1,0 +1,94 @@
+/**
+ * The authorization server's storage (oidc-provider's adapter) over our store, so that every node of
+ * a deployment sees the same codes, tokens, grants and sessions (DESIGN G). Clients are not stored
+ * here: a client is a calling service, read from the store as it is.
+ */
+import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
+import { hashSecret, type Clock } from '../ids.js';
+import type { OAuthRecord } from '../store/areas/oauth.js';
+import type { Store } from '../store/store.js';
+
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** Found by their id only, which is the bearer secret itself: stored without it. */
+const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode']);
+
+/** A calling service as an OAuth client: its key's hash is the secret, compared as such (provider.ts). */
+async function clientOf(store: Store, serviceId: string): Promise<AdapterPayload | undefined> {
+  const service = await store.getService(serviceId);
+  if (!service || !service.enabled) return undefined;
+  const redirectUris = await store.getRedirectUris(serviceId);
+  const codeFlow = redirectUris.length > 0;
+  return {
+    client_id: serviceId,
+    client_secret: service.keyHash,
+    client_name: service.name,
+    redirect_uris: redirectUris,
+    grant_types: [...(codeFlow ? ['authorization_code'] : []), 'refresh_token', DEVICE_CODE_GRANT],
+    response_types: codeFlow ? ['code'] : [],
+    token_endpoint_auth_method: 'client_secret_basic',
+  };
+}
+
+export function storeAdapter(store: Store, clock: Clock): AdapterFactory {
+  return (model: string): Adapter => {
+    const toPayload = (id: string | undefined, record: { payload: string; consumedAt: number | null } | undefined): AdapterPayload | undefined => {
+      if (!record) return undefined;
+      const payload = JSON.parse(record.payload) as AdapterPayload;
+      if (id !== undefined && BEARER_MODELS.has(model)) payload.jti = id;
+      if (record.consumedAt !== null) payload.consumed = Math.floor(record.consumedAt / 1000);
+      return payload;
+    };
+    return {
+      async upsert(id, payload, expiresIn) {
+        const { jti: _jti, ...withoutId } = payload;
+        await store.saveOAuthRecord({
+          model,
+          key: hashSecret(id),
+          payload: JSON.stringify(BEARER_MODELS.has(model) ? withoutId : payload),
+          // A grant is its own grant: revoking it deletes it with its codes and tokens.
+          grantId: model === 'Grant' ? id : (payload.grantId ?? null),
+          userCode: payload.userCode ?? null,
+          uid: payload.uid ?? null,
+          expiresAt: expiresIn === undefined ? null : clock.now() + expiresIn * 1000,
+          consumedAt: typeof payload.consumed === 'number' ? payload.consumed * 1000 : null,
+        });
+      },
+      async find(id) {
+        if (model === 'Client') return clientOf(store, id);
+        return toPayload(id, await store.findOAuthRecord(model, hashSecret(id), clock.now()));
+      },
+      async findByUserCode(userCode) {
+        return toPayload(undefined, await store.findOAuthRecordByUserCode(model, userCode, clock.now()));
+      },
+      async findByUid(uid) {
+        return toPayload(undefined, await store.findOAuthRecordByUid(model, uid, clock.now()));
+      },
+      async consume(id) {
+        await store.consumeOAuthRecord(model, hashSecret(id), clock.now());
+      },
+      async destroy(id) {
+        await store.destroyOAuthRecord(model, hashSecret(id));
+      },
+      async revokeByGrantId(grantId) {
+        await store.revokeOAuthGrant(grantId);
+      },
+    };
+  };
+}
+
+/** An access token the authorization server issued, as the partner checks read it. */
+export interface IssuedAccessToken {
+  userNumber: string;
+  serviceId: string;
+  grantId: string;
+  scopes: string[];
+}
+
+/** Reads an AccessToken record; undefined when it lacks what every issued token carries. */
+export function issuedAccessToken(record: OAuthRecord): IssuedAccessToken | undefined {
+  const payload = JSON.parse(record.payload) as AdapterPayload;
+  const { accountId, clientId, grantId, scope } = payload;
+  if (!accountId || !clientId || !grantId) return undefined;
+  return { userNumber: accountId, serviceId: clientId, grantId, scopes: (scope ?? '').split(' ').filter(Boolean) };
+}

@@ -1,0 +1,270 @@
+/**
+ * The authorization server and the owner's pages over HTTP (DESIGN G): oidc-provider mounted under
+ * /oauth as a raw handler, RFC 8414 metadata at /.well-known/oauth-authorization-server, /device,
+ * the sign-in and consent steps of an authorization (its "interactions"), and /account.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type Provider from 'oidc-provider';
+import type { AppContext } from '../context.js';
+import { SCOPES } from '../core/owners.js';
+import { ApiError } from '../errors.js';
+import { randomId } from '../ids.js';
+import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
+import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
+import { MOUNT, PARTNER_RESOURCE } from './constants.js';
+import { cookie, newSession, PRE_SESSION_COOKIE, readCookies, sessionUser, SESSION_COOKIE } from './session.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const FORM_LIMIT = 16 * 1024;
+
+/** oidc-provider, built at the first request: its issuer is PUBLIC_URL, or else that request's origin. */
+class LazyProvider {
+  #built: Promise<{ provider: Provider; handler: Handler }> | undefined;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
+    const { config, store, clock } = this.ctx;
+    const issuer = config.publicUrl ?? `${request.protocol}://${request.host}`;
+    // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
+    this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer)).then(
+      (provider) => ({ provider, handler: provider.callback() as Handler }),
+      (error: unknown) => {
+        this.#built = undefined;
+        throw error;
+      },
+    );
+    return this.#built;
+  }
+}
+
+/** Hands the request to oidc-provider as if it were mounted at /oauth (it derives its URLs from `originalUrl`). */
+async function forward(oauth: LazyProvider, request: FastifyRequest, reply: FastifyReply, originalUrl: string): Promise<void> {
+  const { handler } = await oauth.get(request);
+  reply.hijack();
+  const raw = request.raw as IncomingMessage & { originalUrl?: string };
+  raw.originalUrl = originalUrl;
+  raw.url = originalUrl.slice(MOUNT.length) || '/';
+  handler(raw, reply.raw);
+}
+
+function isSecure(request: FastifyRequest, publicUrl: string | null): boolean {
+  return request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' || (publicUrl?.startsWith('https:') ?? false);
+}
+
+function sendPage(reply: FastifyReply, document: string, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(document);
+}
+
+function field(body: URLSearchParams, name: string): string {
+  return body.get(name) ?? '';
+}
+
+export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const { store, clock, owners } = ctx;
+  const oauth = new LazyProvider(ctx);
+  let keys: Promise<{ csrf: string; session: string }> | undefined;
+  const secrets = () => (keys ??= Promise.all([store.sharedSecret('csrf-key', randomId(32)), store.sharedSecret('owner-session-key', randomId(32))]).then(([csrf, session]) => ({ csrf, session })));
+
+  // Everything under /oauth but the interaction pages below is the protocol: oidc-provider reads the body itself.
+  app.route({
+    method: ['GET', 'POST', 'OPTIONS'],
+    url: `${MOUNT}/*`,
+    schema: { hide: true },
+    onRequest: (request, reply) => forward(oauth, request, reply, request.url),
+    handler: async () => undefined,
+  });
+  app.get('/.well-known/oauth-authorization-server', { schema: { hide: true } }, (request, reply) =>
+    forward(oauth, request, reply, `${MOUNT}/.well-known/openid-configuration`),
+  );
+  app.get('/device', { schema: { hide: true } }, (request, reply) => {
+    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+    return reply.redirect(`${MOUNT}/device${query}`, 303);
+  });
+
+  app.register(async (pages) => {
+    pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
+      done(null, new URLSearchParams(String(body)));
+    });
+    const formOf = (request: FastifyRequest): URLSearchParams => (request.body instanceof URLSearchParams ? request.body : new URLSearchParams());
+
+    // The sign-in and consent steps of an authorization, bound to oidc-provider's interaction cookie.
+    const interactionPath = (uid: string, step: string) => `${MOUNT}/interaction/${uid}/${step}`;
+
+    async function renderInteraction(request: FastifyRequest, reply: FastifyReply, error?: string): Promise<FastifyReply | void> {
+      const { provider } = await oauth.get(request);
+      const details = await provider.interactionDetails(request.raw, reply.raw);
+      const { csrf, session } = await secrets();
+      const hidden = csrfField(csrf, details.uid);
+      if (details.prompt.name === 'login') {
+        // An owner already signed in to /account is not asked again.
+        const signedIn = sessionUser(session, readCookies(request.headers.cookie).get(SESSION_COOKIE), clock.now());
+        if (signedIn && !error) {
+          reply.hijack();
+          return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: signedIn } }, { mergeWithLastSubmission: false });
+        }
+        const client = await provider.Client.find(String(details.params.client_id));
+        const note = `Sign in to link your appliances to ${client?.clientName ?? 'an app'}.`;
+        return sendPage(reply, signInPage({ action: interactionPath(details.uid, 'login'), hidden }, { heading: 'Sign in', note, error }), error ? 401 : 200);
+      }
+      const service = await store.getService(String(details.params.client_id));
+      const userNumber = details.session?.accountId;
+      if (!service || !userNumber) return sendPage(reply, messagePage('Unknown service', 'This request names no service we know.'), 400);
+      const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
+      const devices = await owners.shareableDevices(userNumber, service);
+      return sendPage(reply, consentPage(
+        { action: interactionPath(details.uid, 'consent'), hidden },
+        { action: interactionPath(details.uid, 'abort'), hidden },
+        { service, scopes, devices, error },
+      ), error ? 400 : 200);
+    }
+
+    /** The interaction of the request, once its CSRF token holds; undefined after answering 403. */
+    async function checkedInteraction(request: FastifyRequest, reply: FastifyReply) {
+      const { provider } = await oauth.get(request);
+      const details = await provider.interactionDetails(request.raw, reply.raw);
+      const { csrf } = await secrets();
+      if (!csrfMatches(csrf, details.uid, formOf(request).get(CSRF_FIELD))) {
+        sendPage(reply, messagePage('Form expired', 'This form is no longer valid; go back and try again.'), 403);
+        return undefined;
+      }
+      return { provider, details };
+    }
+
+    pages.get(`${MOUNT}/interaction/:uid`, { schema: { hide: true } }, (request, reply) => renderInteraction(request, reply));
+
+    pages.post(`${MOUNT}/interaction/:uid/login`, { schema: { hide: true } }, async (request, reply) => {
+      const checked = await checkedInteraction(request, reply);
+      if (!checked) return reply;
+      const form = formOf(request);
+      const userNumber = await owners.signIn(field(form, 'email'), field(form, 'password'));
+      if (!userNumber) return renderInteraction(request, reply, 'The email or the password is wrong.');
+      reply.hijack();
+      await checked.provider.interactionFinished(request.raw, reply.raw, { login: { accountId: userNumber } }, { mergeWithLastSubmission: false });
+    });
+
+    pages.post(`${MOUNT}/interaction/:uid/consent`, { schema: { hide: true } }, async (request, reply) => {
+      const checked = await checkedInteraction(request, reply);
+      if (!checked) return reply;
+      const { provider, details } = checked;
+      const userNumber = details.session?.accountId;
+      const service = await store.getService(String(details.params.client_id));
+      if (details.prompt.name !== 'consent' || !userNumber || !service) return renderInteraction(request, reply);
+      const form = formOf(request);
+      const deviceIds = field(form, 'share') === 'chosen' ? form.getAll('device') : null;
+      const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
+      const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: userNumber, clientId: service.serviceId });
+      grant.addResourceScope(PARTNER_RESOURCE, scopes.join(' '));
+      const missingOidc = details.prompt.details.missingOIDCScope;
+      if (Array.isArray(missingOidc)) grant.addOIDCScope(missingOidc.join(' '));
+      const grantId = await grant.save();
+      try {
+        await owners.link(service, userNumber, grantId, scopes, deviceIds);
+      } catch (error) {
+        if (error instanceof ApiError) return renderInteraction(request, reply, error.message);
+        throw error;
+      }
+      reply.hijack();
+      await provider.interactionFinished(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    });
+
+    pages.post(`${MOUNT}/interaction/:uid/abort`, { schema: { hide: true } }, async (request, reply) => {
+      const checked = await checkedInteraction(request, reply);
+      if (!checked) return reply;
+      reply.hijack();
+      await checked.provider.interactionFinished(
+        request.raw, reply.raw,
+        { error: 'access_denied', error_description: 'The owner did not link the appliances.' },
+        { mergeWithLastSubmission: false },
+      );
+    });
+
+    accountRoutes(pages, ctx, secrets, formOf);
+  });
+}
+
+/** /account: the owner's devices (rename) and linked services (unlink), behind the session cookie. */
+function accountRoutes(
+  pages: FastifyInstance,
+  ctx: AppContext,
+  secrets: () => Promise<{ csrf: string; session: string }>,
+  formOf: (request: FastifyRequest) => URLSearchParams,
+): void {
+  const { owners, clock, config } = ctx;
+  const cookies = (request: FastifyRequest) => readCookies(request.headers.cookie);
+
+  async function signedIn(request: FastifyRequest): Promise<{ userNumber: string; sessionId: string } | undefined> {
+    const { session } = await secrets();
+    const sessionId = cookies(request).get(SESSION_COOKIE);
+    const userNumber = sessionUser(session, sessionId, clock.now());
+    return userNumber && sessionId ? { userNumber, sessionId } : undefined;
+  }
+
+  async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string): Promise<FastifyReply> {
+    const { csrf } = await secrets();
+    const pre = cookies(request).get(PRE_SESSION_COOKIE) ?? randomId(16);
+    reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: isSecure(request, config.publicUrl) }));
+    const form = { action: '/account/sign-in', hidden: csrfField(csrf, pre) };
+    return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error }), error ? 401 : 200);
+  }
+
+  async function showAccount(reply: FastifyReply, userNumber: string, sessionId: string, notice?: string): Promise<FastifyReply> {
+    const { csrf } = await secrets();
+    const [devices, links] = await Promise.all([owners.devicesOf(userNumber), owners.links(userNumber)]);
+    return sendPage(reply, accountPage({ devices, links, csrf: csrfField(csrf, sessionId), notice }));
+  }
+
+  /** A signed-in owner's form post with a valid CSRF token; else the answer is sent and undefined returned. */
+  async function ownerPost(request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
+    const owner = await signedIn(request);
+    if (!owner) {
+      await showSignIn(request, reply);
+      return undefined;
+    }
+    if (!csrfMatches((await secrets()).csrf, owner.sessionId, formOf(request).get(CSRF_FIELD))) {
+      sendPage(reply, messagePage('Form expired', 'This form is no longer valid; go back and try again.'), 403);
+      return undefined;
+    }
+    return owner.userNumber;
+  }
+
+  pages.get('/account', { schema: { hide: true } }, async (request, reply) => {
+    const owner = await signedIn(request);
+    return owner ? showAccount(reply, owner.userNumber, owner.sessionId) : showSignIn(request, reply);
+  });
+
+  pages.post('/account/sign-in', { schema: { hide: true } }, async (request, reply) => {
+    const { csrf, session } = await secrets();
+    const form = formOf(request);
+    if (!csrfMatches(csrf, cookies(request).get(PRE_SESSION_COOKIE) ?? '', form.get(CSRF_FIELD))) return showSignIn(request, reply, 'The form expired; sign in again.');
+    const userNumber = await owners.signIn(field(form, 'email'), field(form, 'password'));
+    if (!userNumber) return showSignIn(request, reply, 'The email or the password is wrong.');
+    const value = newSession(session, userNumber, clock.now());
+    reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: isSecure(request, config.publicUrl) }));
+    return reply.redirect('/account', 303);
+  });
+
+  pages.post('/account/sign-out', { schema: { hide: true } }, async (request, reply) => {
+    if (!(await ownerPost(request, reply))) return reply;
+    reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: isSecure(request, config.publicUrl), maxAgeSeconds: 0 }));
+    return reply.redirect('/account', 303);
+  });
+
+  pages.post<{ Params: { deviceId: string } }>('/account/devices/:deviceId/rename', { schema: { hide: true } }, async (request, reply) => {
+    const userNumber = await ownerPost(request, reply);
+    if (!userNumber) return reply;
+    const alias = field(formOf(request), 'alias').trim();
+    if (alias === '' || alias.length > 100) return sendPage(reply, messagePage('Name refused', 'A name has 1 to 100 characters.'), 400);
+    await owners.renameDevice(userNumber, request.params.deviceId, alias);
+    return reply.redirect('/account', 303);
+  });
+
+  pages.post<{ Params: { serviceId: string } }>('/account/services/:serviceId/unlink', { schema: { hide: true } }, async (request, reply) => {
+    const userNumber = await ownerPost(request, reply);
+    if (!userNumber) return reply;
+    await owners.unlink(userNumber, request.params.serviceId);
+    return reply.redirect('/account', 303);
+  });
+}
+

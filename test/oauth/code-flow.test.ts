@@ -1,0 +1,129 @@
+/**
+ * DESIGN G with a real OAuth client (openid-client) against the app listening on an ephemeral port:
+ * the code flow with PKCE, refresh with rotation, a replayed refresh token revoking the grant,
+ * revocation, and the refusals the RFCs prescribe; the partner interface takes the tokens with their
+ * scopes and sees only the devices the owner shared.
+ */
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../../src/ids.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
+import { codeFlow as flow, linkWorld, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
+
+let s: Setup;
+beforeAll(async () => {
+  s = await linkWorld();
+}, 60_000);
+afterAll(() => s?.test.close());
+
+const codeFlow = (scope: string, share: 'all' | string[]) => flow(s, scope, share);
+const partner = (method: 'GET' | 'POST', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
+const tokenRequest = (form: Record<string, string>, secret?: string) => tokens_(s, form, secret);
+
+describe('the authorization server metadata (RFC 8414)', () => {
+  it('names the endpoints, PKCE S256, the grants and the scopes', async () => {
+    const metadata = s.config.serverMetadata();
+    expect(metadata.issuer).toBe(s.base);
+    expect(metadata.authorization_endpoint).toBe(`${s.base}/oauth/authorize`);
+    expect(metadata.token_endpoint).toBe(`${s.base}/oauth/token`);
+    expect(metadata.revocation_endpoint).toBe(`${s.base}/oauth/revoke`);
+    expect(metadata.device_authorization_endpoint).toBe(`${s.base}/oauth/device_authorization`);
+    expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']));
+  });
+});
+
+describe('the code flow with PKCE', () => {
+  it('gives tokens whose scopes and shared devices the partner interface enforces', async () => {
+    const { callback, verifier, state } = await codeFlow('devices push', [s.washer]);
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.expires_in).toBe(3600);
+    expect(tokens.scope?.split(' ').sort()).toEqual(['devices', 'push']);
+    expect(tokens.refresh_token).toBeDefined();
+
+    const list = await partner('GET', '/devices', tokens.access_token);
+    expect(list.statusCode).toBe(200);
+    expect(list.json().response.map((d: { deviceId: string }) => d.deviceId)).toEqual([s.washer]);
+    // The fridge was not shared: it does not exist for the service.
+    expect((await partner('GET', `/devices/${s.fridge}`, tokens.access_token)).json().error.code).toBe('1205');
+    expect((await partner('GET', `/devices/${s.washer}`, tokens.access_token)).statusCode).toBe(200);
+
+    const control = await partner('POST', `/devices/${s.washer}`, tokens.access_token, { operation: { washerOperationMode: 'STOP' } });
+    expect(control.statusCode).toBe(401);
+    expect(control.json().error).toMatchObject({ code: '1308' });
+    expect(control.json().error.message).toMatch(/no control authority.*control/);
+    const events = await partner('POST', `/event/${s.washer}`, tokens.access_token);
+    expect(events.json().error.code).toBe('1308');
+    expect(events.json().error.message).toContain('events');
+    expect((await partner('POST', `/push/${s.washer}`, tokens.access_token)).statusCode).toBe(200);
+    expect((await partner('GET', '/users', tokens.access_token)).json().response).toEqual({ userNumber: s.userNumber });
+  });
+
+  it('rotates refresh tokens; a used one coming back revokes the whole grant', async () => {
+    const { callback, verifier, state } = await codeFlow('devices', 'all');
+    const first = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    const list = await partner('GET', '/devices', first.access_token);
+    expect(list.json().response.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual([s.washer, s.fridge].sort());
+
+    const second = await client.refreshTokenGrant(s.config, first.refresh_token!);
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await partner('GET', '/devices', second.access_token)).statusCode).toBe(200);
+
+    await expect(client.refreshTokenGrant(s.config, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await partner('GET', '/devices', second.access_token)).json().error.code).toBe('1103');
+    await expect(client.refreshTokenGrant(s.config, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('revokes an access token (RFC 7009)', async () => {
+    const { callback, verifier, state } = await codeFlow('devices', 'all');
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    await client.tokenRevocation(s.config, tokens.access_token);
+    expect((await partner('GET', '/devices', tokens.access_token)).json().error.code).toBe('1103');
+    await client.tokenRevocation(s.config, tokens.refresh_token!);
+    await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+});
+
+describe('what the RFCs refuse', () => {
+  it('an unregistered redirect_uri: an error page, never a redirect to it', async () => {
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: `${s.base}/elsewhere`,
+      scope: 'devices',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    const page = await new OwnerAgent(s.base).follow(url.href);
+    expect(page.status).toBe(400);
+    expect(page.html).toContain('redirect_uri');
+  });
+
+  it('an authorization request without a PKCE challenge', async () => {
+    const url = client.buildAuthorizationUrl(s.config, { redirect_uri: s.redirectUri, scope: 'devices', state: 'x' });
+    const back = await new OwnerAgent(s.base).follow(url.href);
+    expect(new URL(back.url).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('a code without its verifier, with a wrong one, with a wrong secret, or expired', async () => {
+    const { callback } = await codeFlow('devices', 'all');
+    const code = new URL(callback).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: s.redirectUri };
+    const wrongSecret = await tokenRequest({ ...exchange, code_verifier: client.randomPKCECodeVerifier() }, 'not-the-key');
+    expect(wrongSecret).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    expect(await tokenRequest(exchange)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    const second = await codeFlow('devices', 'all');
+    const secondCode = new URL(second.callback).searchParams.get('code')!;
+    const wrongVerifier = await tokenRequest({ grant_type: 'authorization_code', code: secondCode, redirect_uri: s.redirectUri, code_verifier: client.randomPKCECodeVerifier() });
+    expect(wrongVerifier).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    const third = await codeFlow('devices', 'all');
+    const thirdCode = new URL(third.callback).searchParams.get('code')!;
+    // Its record expires (60 s in life): the store's copy is made to have expired.
+    const { store } = s.test.ctx;
+    const record = (await store.findOAuthRecord('AuthorizationCode', hashSecret(thirdCode), Date.now()))!;
+    await store.saveOAuthRecord({ ...record, expiresAt: Date.now() - 1 });
+    const expired = await tokenRequest({ grant_type: 'authorization_code', code: thirdCode, redirect_uri: s.redirectUri, code_verifier: third.verifier });
+    expect(expired).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+});

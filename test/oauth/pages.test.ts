@@ -1,0 +1,78 @@
+/**
+ * The owner's pages in a real browser (Debian's Chromium through playwright-core): signing in and
+ * consenting to a subset of devices by keyboard-reachable labels, then /account, where a rename and
+ * an unlink take effect; the service sees exactly the consented devices, then nothing (1202).
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as client from 'openid-client';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser } from '../helpers/browser.js';
+import { EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
+
+/** Where the pages' screenshots go, to be looked at. */
+const SHOTS = join(tmpdir(), 'appliance-cloud-oauth-pages');
+
+describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
+  let s: Setup;
+  let browser: Browser;
+  beforeAll(async () => {
+    [s, browser] = await Promise.all([linkWorld(), launchBrowser()]);
+    mkdirSync(SHOTS, { recursive: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await s?.test.close();
+  });
+
+  it('consents to one device, renames it, and unlinks', async () => {
+    const page = await browser.newPage();
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices control',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+
+    await page.goto(url.href);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    await page.getByRole('heading', { name: 'Laundry Pal asks to link your appliances' }).waitFor();
+    // Only the devices of the service's types are offered: not the oven.
+    expect(await page.getByRole('checkbox').count()).toBe(2);
+    await page.getByLabel('Only the ones I choose').check();
+    await page.getByLabel(/^Washer/).focus();
+    await page.keyboard.press('Space');
+    await page.screenshot({ path: join(SHOTS, 'consent.png'), fullPage: true });
+    await Promise.all([page.waitForURL((u) => u.pathname === '/partner/callback'), page.getByRole('button', { name: 'Allow' }).click()]);
+
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: 'st' });
+    const listed = await partner(s, 'GET', '/devices', tokens.access_token);
+    expect(listed.json().response.map((d: { deviceId: string }) => d.deviceId)).toEqual([s.washer]);
+
+    await page.goto(`${s.base}/account`);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Linked services' }).waitFor();
+    const row = page.getByRole('row', { name: /Laundry Pal/ });
+    expect(await row.textContent()).toContain('devices, control');
+    expect(await row.textContent()).toContain('Washer');
+
+    await page.getByLabel('New name for Washer').fill('Basement washer');
+    await page.getByLabel('New name for Washer').press('Enter');
+    await page.getByRole('cell', { name: 'Basement washer', exact: true }).first().waitFor();
+    expect((await s.test.ctx.store.getDevice(s.washer))?.alias).toBe('Basement washer');
+    await page.screenshot({ path: join(SHOTS, 'account.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Unlink Laundry Pal' }).click();
+    await page.getByText('No service is linked to your appliances.').waitFor();
+    expect((await partner(s, 'GET', '/devices', tokens.access_token)).json().error.code).toBe('1202');
+  });
+});
