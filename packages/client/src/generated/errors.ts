@@ -41,6 +41,8 @@ export const ERROR_CODE_NAMES = {
   '1306': 'EXCEEDED_API_CALLS',
   /** HTTP 401: The country is not served by this deployment's region. */
   '1307': 'NOT_SUPPORTED_COUNTRY',
+  /** HTTP 401: The token's scopes do not cover the operation (control without control, …). */
+  '1308': 'NO_CONTROL_AUTHORITY',
   /** HTTP 400: Too many event subscriptions for this service and user. */
   '1312': 'EXCEEDED_NUMBER_OF_EVENT_SUBSCRIPTION',
   /** HTTP 500: Internal error. */

@@ -14,112 +14,7 @@ export interface paths {
          * List the user's devices
          * @description Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: {
-                                deviceId: string;
-                                deviceInfo: {
-                                    /** @example DEVICE_WASHER */
-                                    deviceType: string;
-                                    modelName: string;
-                                    alias: string;
-                                    /** @description This service holds an unexpired event subscription for the device. */
-                                    reportable: boolean;
-                                    /** @description Washtower halves only: the pair shares it. */
-                                    groupId?: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["listDevices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -136,102 +31,7 @@ export interface paths {
             cookie?: never;
         };
         /** The token's user */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: {
-                                userNumber: string;
-                            };
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["getUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -254,100 +54,7 @@ export interface paths {
          * Disconnect the user from the calling service
          * @description Deletes the pair's push and event subscriptions, its loaded device list and lifecycle subscription, and revokes its tokens (later calls with them answer 1202). Other services of the user are untouched; messages already accepted are still delivered.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: Record<string, never>;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        delete: operations["disconnectUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -361,102 +68,7 @@ export interface paths {
             cookie?: never;
         };
         /** List push subscriptions */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: {
-                                deviceId: string;
-                            }[] | null;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["listPushSubscriptions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -473,107 +85,7 @@ export interface paths {
             cookie?: never;
         };
         /** List event subscriptions (extension) */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: {
-                                deviceId: string;
-                                /**
-                                 * @description ISO 8601 UTC
-                                 * @example 2026-01-01T00:00:00.000Z
-                                 */
-                                expiresAt: string;
-                            }[] | null;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["listEventSubscriptions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -590,113 +102,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read a device's profile */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            /** @description The device profile in the ThinQ grammar: property, notification, error, extensionProperty. */
-                            response: unknown;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["getDeviceProfile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -716,260 +122,13 @@ export interface paths {
          * Read a device's current status
          * @description Header `ETag: "<version>"` carries the status version, which increments on every change.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            /** @description The device's full status in status shape (an array per location for washer and oven). */
-                            response: unknown;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1222` The device is not connected. */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        get: operations["getDeviceStatus"];
         put?: never;
         /**
          * Control a device
          * @description Validates the command against the profile, checks conditions with `x-conditional-control: true`, sends it to the device and answers with the full status after it.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                    /** @description With `true`, the command is refused (2301–2305) when the device cannot apply it now. */
-                    "x-conditional-control"?: "true" | "false";
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            /** @description A partial status holding only writable properties plus addressing keys (locationName, location.locationName, unit). */
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "operation": {
-                     *         "washerOperationMode": "START"
-                     *       },
-                     *       "location": {
-                     *         "locationName": "MAIN"
-                     *       }
-                     *     }
-                     */
-                    "application/json": unknown;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            /** @description The device's full status in status shape (an array per location for washer and oven). */
-                            response: unknown;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. `1102` A body value is not permitted: out of range, not in the enum, wrong type, or a bad expire. `2201` The command controls a property the profile declares read-only. `2207` The command names a resource or property not in the profile, or the type has no writable property. `2208` The device refused the command. `2209` The device did not answer within the control timeout. `2301` Conditional control: remote control is off. `2302` Conditional control: the command is not valid in the current run state. `2303` Conditional control: the device is in an error state. `2304` Conditional control: the device is powered off and the command does not power it on. `2305` Conditional control: the command is not valid in the current mode. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1222` The device is not connected. */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        post: operations["controlDevice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -986,219 +145,9 @@ export interface paths {
         get?: never;
         put?: never;
         /** Subscribe to DEVICE_PUSH for a device */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: Record<string, never>;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1207` The service already subscribed push for the device. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        post: operations["subscribePush"];
         /** Unsubscribe from DEVICE_PUSH for a device */
-        delete: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: Record<string, never>;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1206` There is no push subscription for the device. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        delete: operations["unsubscribePush"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1217,244 +166,120 @@ export interface paths {
          * Subscribe to DEVICE_STATUS events for a device
          * @description Body optional: `{"expire": {"unit": "HOUR", "timer": 1}}`; units MINUTE, HOUR (default), DAY; at most 4464 hours. Subscribing again renews the expiry.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        expire?: {
-                            /**
-                             * @description Default HOUR.
-                             * @enum {string}
-                             */
-                            unit?: "MINUTE" | "HOUR" | "DAY";
-                            /** @description Default 1; the whole expiry is at most 4464 hours. */
-                            timer?: number;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: Record<string, never>;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. `1102` A body value is not permitted: out of range, not in the enum, wrong type, or a bad expire. `1312` Too many event subscriptions for this service and user. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        post: operations["subscribeEvents"];
         /** Unsubscribe from DEVICE_STATUS events for a device */
-        delete: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The user's access token, bare or as `Bearer <token>`. */
-                    authorization: string;
-                    /**
-                     * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                     * @example KR
-                     */
-                    "x-country-code": string;
-                    /**
-                     * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId.
-                     * @example kVuV69kGTS25FUs1wrkECQ
-                     */
-                    "x-message-id": string;
-                    /** @description The calling service. */
-                    "x-service-id": string;
-                    /** @description The calling service's key. */
-                    "x-service-key": string;
-                };
-                path: {
-                    /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
-                    deviceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Echo of x-message-id
-                             * @example kVuV69kGTS25FUs1wrkECQ
-                             */
-                            messageId: string;
-                            /**
-                             * @description UTC, ISO 8601 without zone, microseconds
-                             * @example 2025-01-09T04:24:35.540658
-                             */
-                            timestamp: string;
-                            response: Record<string, never>;
-                        };
-                    };
-                };
-                /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1204` There is no event subscription for the device. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1221` The device's type is not in the service's allowedDevices. */
-                406: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `1306` The rate limit is exceeded. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-                /** @description `2000` Internal error. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["def-0"];
-                    };
-                };
-            };
-        };
+        delete: operations["unsubscribeEvents"];
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    DEVICE_REGISTERED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user with a loaded device list registered a device of an allowed type.
+         * @description POSTed to the service's callbackUrl; signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.
+         */
+        post: operations["onDeviceRegistered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    DEVICE_UNREGISTERED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Such a device was unregistered; the service's subscriptions to it are gone.
+         * @description POSTed to the service's callbackUrl; signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.
+         */
+        post: operations["onDeviceUnregistered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    DEVICE_ALIAS_CHANGED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Such a device was renamed.
+         * @description POSTed to the service's callbackUrl; signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.
+         */
+        post: operations["onDeviceAliasChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    DEVICE_PUSH: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The device raised a notification code of its profile's notification.push, and a user of the service subscribed push for it.
+         * @description POSTed to the service's callbackUrl; signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.
+         */
+        post: operations["onDevicePush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    DEVICE_STATUS: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The device's status changed while the service holds an unexpired event subscription; sent to the event callback URL.
+         * @description POSTed to the service's eventCallbackUrl (else its callbackUrl); signed per Standard Webhooks with the service's webhook secret. Any 2xx within the attempt timeout acknowledges it; anything else is retried on the delivery schedule, in order per device.
+         */
+        post: operations["onDeviceStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
-        /** ErrorEnvelope */
-        "def-0": {
+        ErrorEnvelope: {
             /**
              * @description Echo of x-message-id
              * @example kVuV69kGTS25FUs1wrkECQ
@@ -1470,6 +295,6501 @@ export interface components {
                 message: string;
             };
         };
+        /** @enum {string} */
+        DeviceType: "DEVICE_REFRIGERATOR" | "DEVICE_WASHER" | "DEVICE_DRYER" | "DEVICE_AIR_CONDITIONER" | "DEVICE_AIR_PURIFIER" | "DEVICE_ROBOT_CLEANER" | "DEVICE_OVEN" | "DEVICE_DISH_WASHER" | "DEVICE_STYLER" | "DEVICE_WATER_PURIFIER" | "DEVICE_DEHUMIDIFIER" | "DEVICE_CEILING_FAN" | "DEVICE_WASHTOWER_WASHER" | "DEVICE_WASHTOWER_DRYER";
+        /** @description The device profile in the ThinQ grammar, by device type. */
+        DeviceProfile: components["schemas"]["RefrigeratorProfile"] | components["schemas"]["WasherProfile"] | components["schemas"]["DryerProfile"] | components["schemas"]["AirConditionerProfile"] | components["schemas"]["AirPurifierProfile"] | components["schemas"]["RobotCleanerProfile"] | components["schemas"]["OvenProfile"] | components["schemas"]["DishWasherProfile"] | components["schemas"]["StylerProfile"] | components["schemas"]["WaterPurifierProfile"] | components["schemas"]["DehumidifierProfile"] | components["schemas"]["CeilingFanProfile"] | components["schemas"]["WashtowerWasherProfile"] | components["schemas"]["WashtowerDryerProfile"];
+        /** @description The device's full status in status shape, by device type (an array per location for washers and ovens). */
+        DeviceStatus: components["schemas"]["RefrigeratorStatus"] | components["schemas"]["WasherStatus"] | components["schemas"]["DryerStatus"] | components["schemas"]["AirConditionerStatus"] | components["schemas"]["AirPurifierStatus"] | components["schemas"]["RobotCleanerStatus"] | components["schemas"]["OvenStatus"] | components["schemas"]["DishWasherStatus"] | components["schemas"]["StylerStatus"] | components["schemas"]["WaterPurifierStatus"] | components["schemas"]["DehumidifierStatus"] | components["schemas"]["CeilingFanStatus"] | components["schemas"]["WashtowerWasherStatus"] | components["schemas"]["WashtowerDryerStatus"];
+        /** @description A partial status holding only writable properties plus the addressing keys of the entry it targets (locationName, location.locationName, unit). */
+        DeviceControl: components["schemas"]["RefrigeratorControl"] | components["schemas"]["WasherControl"] | components["schemas"]["DryerControl"] | components["schemas"]["AirConditionerControl"] | components["schemas"]["AirPurifierControl"] | components["schemas"]["RobotCleanerControl"] | components["schemas"]["OvenControl"] | components["schemas"]["DishWasherControl"] | components["schemas"]["StylerControl"] | components["schemas"]["DehumidifierControl"] | components["schemas"]["CeilingFanControl"] | components["schemas"]["WashtowerWasherControl"] | components["schemas"]["WashtowerDryerControl"];
+        /**
+         * RefrigeratorProfile
+         * @description Profile of a DEVICE_REFRIGERATOR.
+         * @example {
+         *       "property": {
+         *         "temperature": [
+         *           {
+         *             "locationName": "FRIDGE",
+         *             "unit": "C",
+         *             "targetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 7,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": 7,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           },
+         *           {
+         *             "locationName": "FREEZER",
+         *             "unit": "C",
+         *             "targetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": -16,
+         *                   "min": -21,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": -16,
+         *                   "min": -21,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         ],
+         *         "temperatureInUnits": [
+         *           {
+         *             "targetTemperatureC": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 8,
+         *                   "min": 1,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": 8,
+         *                   "min": 1,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "targetTemperatureF": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 46,
+         *                   "min": 33,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": 46,
+         *                   "min": 33,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "unit": {
+         *               "type": "enum",
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "value": {
+         *                 "r": [
+         *                   "C",
+         *                   "F"
+         *                 ]
+         *               }
+         *             },
+         *             "locationName": "FRIDGE"
+         *           },
+         *           {
+         *             "targetTemperatureC": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": -13,
+         *                   "min": -21,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": -13,
+         *                   "min": -21,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "targetTemperatureF": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 8,
+         *                   "min": -6,
+         *                   "step": 1,
+         *                   "except": [
+         *                     -5,
+         *                     7
+         *                   ]
+         *                 },
+         *                 "w": {
+         *                   "max": 8,
+         *                   "min": -6,
+         *                   "step": 1,
+         *                   "except": [
+         *                     -5,
+         *                     7
+         *                   ]
+         *                 }
+         *               }
+         *             },
+         *             "unit": {
+         *               "type": "enum",
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "value": {
+         *                 "r": [
+         *                   "C",
+         *                   "F"
+         *                 ]
+         *               }
+         *             },
+         *             "locationName": "FREEZER"
+         *           }
+         *         ],
+         *         "refrigeration": {
+         *           "expressMode": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "expressModeName": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "FREEZER"
+         *               ]
+         *             }
+         *           },
+         *           "freshAirFilter": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "OFF",
+         *                 "AUTO"
+         *               ],
+         *               "w": [
+         *                 "OFF",
+         *                 "AUTO"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "doorStatus": [
+         *           {
+         *             "doorState": {
+         *               "type": "enum",
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "value": {
+         *                 "r": [
+         *                   "OPEN",
+         *                   "CLOSE"
+         *                 ]
+         *               }
+         *             },
+         *             "locationName": "MAIN"
+         *           }
+         *         ],
+         *         "waterFilterInfo": {
+         *           "usedTime": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           }
+         *         }
+         *       },
+         *       "notification": {
+         *         "push": [
+         *           "TIME_TO_CHANGE_WATER_FILTER",
+         *           "TIME_TO_CHANGE_FILTER",
+         *           "DOOR_IS_OPEN",
+         *           "FROZEN_IS_COMPLETE"
+         *         ]
+         *       }
+         *     }
+         */
+        RefrigeratorProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("TIME_TO_CHANGE_WATER_FILTER" | "TIME_TO_CHANGE_FILTER" | "DOOR_IS_OPEN" | "FROZEN_IS_COMPLETE")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RefrigeratorStatus
+         * @description Status of a DEVICE_REFRIGERATOR.
+         * @example {
+         *       "refrigeration": {
+         *         "expressMode": false,
+         *         "expressModeName": "FREEZER",
+         *         "freshAirFilter": "OFF"
+         *       },
+         *       "waterFilterInfo": {
+         *         "usedTime": 0
+         *       },
+         *       "temperature": [
+         *         {
+         *           "locationName": "FRIDGE",
+         *           "unit": "C",
+         *           "targetTemperature": 7
+         *         },
+         *         {
+         *           "locationName": "FREEZER",
+         *           "unit": "C",
+         *           "targetTemperature": -16
+         *         }
+         *       ],
+         *       "temperatureInUnits": [
+         *         {
+         *           "locationName": "FRIDGE",
+         *           "targetTemperatureC": 7,
+         *           "targetTemperatureF": 46,
+         *           "unit": "C"
+         *         },
+         *         {
+         *           "locationName": "FREEZER",
+         *           "targetTemperatureC": -16,
+         *           "targetTemperatureF": 8,
+         *           "unit": "C"
+         *         }
+         *       ],
+         *       "doorStatus": [
+         *         {
+         *           "locationName": "MAIN",
+         *           "doorState": "CLOSE"
+         *         }
+         *       ]
+         *     }
+         */
+        RefrigeratorStatus: {
+            refrigeration?: {
+                expressMode?: boolean;
+                /** @enum {string} */
+                expressModeName?: "FREEZER";
+                /** @enum {string} */
+                freshAirFilter?: "OFF" | "AUTO";
+            } & {
+                [key: string]: unknown;
+            };
+            waterFilterInfo?: {
+                usedTime?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: (({
+                /** @constant */
+                locationName?: "FRIDGE";
+                /** @constant */
+                unit?: "C";
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                locationName?: "FREEZER";
+                /** @constant */
+                unit?: "C";
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                locationName?: "FRIDGE";
+                /** @constant */
+                unit?: "C";
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                locationName?: "FREEZER";
+                /** @constant */
+                unit?: "C";
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+            temperatureInUnits?: (({
+                /** @constant */
+                locationName?: "FRIDGE";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+                /** @enum {string} */
+                unit?: "C" | "F";
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                locationName?: "FREEZER";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+                /** @enum {string} */
+                unit?: "C" | "F";
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                locationName?: "FRIDGE";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+                /** @enum {string} */
+                unit?: "C" | "F";
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                locationName?: "FREEZER";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+                /** @enum {string} */
+                unit?: "C" | "F";
+            } & {
+                [key: string]: unknown;
+            }));
+            doorStatus?: ({
+                /** @constant */
+                locationName?: "MAIN";
+                /** @enum {string} */
+                doorState?: "OPEN" | "CLOSE";
+            } & {
+                [key: string]: unknown;
+            })[] | ({
+                /** @constant */
+                locationName?: "MAIN";
+                /** @enum {string} */
+                doorState?: "OPEN" | "CLOSE";
+            } & {
+                [key: string]: unknown;
+            });
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RefrigeratorControl
+         * @description Control of a DEVICE_REFRIGERATOR.
+         */
+        RefrigeratorControl: {
+            refrigeration?: {
+                expressMode?: boolean;
+                /** @enum {string} */
+                freshAirFilter?: "OFF" | "AUTO";
+            };
+            temperature?: {
+                /** @constant */
+                locationName?: "FRIDGE";
+                targetTemperature?: number;
+            } | {
+                /** @constant */
+                locationName?: "FREEZER";
+                targetTemperature?: number;
+            };
+            temperatureInUnits?: {
+                /** @constant */
+                locationName?: "FRIDGE";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+            } | {
+                /** @constant */
+                locationName?: "FREEZER";
+                targetTemperatureC?: number;
+                targetTemperatureF?: number;
+            };
+        };
+        /**
+         * WasherProfile
+         * @description Profile of a DEVICE_WASHER.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "WASHING_IS_COMPLETE",
+         *           "ERROR_DURING_WASHING"
+         *         ]
+         *       },
+         *       "property": [
+         *         {
+         *           "cycle": {
+         *             "cycleCount": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             }
+         *           },
+         *           "detergent": {
+         *             "detergentSetting": "NORMAL"
+         *           },
+         *           "location": {
+         *             "locationName": "MAIN"
+         *           },
+         *           "operation": {
+         *             "washerOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "START",
+         *                   "STOP",
+         *                   "POWER_OFF",
+         *                   "POWER_ON"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "DISPENSING",
+         *                   "END",
+         *                   "RUNNING",
+         *                   "FROZEN_PREVENT_RUNNING",
+         *                   "PAUSE",
+         *                   "PREWASH",
+         *                   "DETECTING",
+         *                   "INITIAL",
+         *                   "SOAKING",
+         *                   "DRYING",
+         *                   "FROZEN_PREVENT_PAUSE",
+         *                   "FROZEN_PREVENT_INITIAL",
+         *                   "REFRESHING",
+         *                   "RINSING",
+         *                   "STEAM_SOFTENING",
+         *                   "DETERGENT_AMOUNT",
+         *                   "POWER_OFF",
+         *                   "RESERVED",
+         *                   "RINSE_HOLD",
+         *                   "ERROR",
+         *                   "SPINNING",
+         *                   "ADD_DRAIN"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "timer": {
+         *             "relativeHourToStart": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 1,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 1,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "relativeMinuteToStart": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "error": [
+         *         "DOOR_OPEN_ERROR",
+         *         "TEMPERATURE_SENSOR_ERROR",
+         *         "OUT_OF_BALANCE_ERROR",
+         *         "WATER_LEVEL_SENSOR_ERROR",
+         *         "LOCKED_MOTOR_ERROR",
+         *         "WATER_DRAIN_ERROR",
+         *         "UNABLE_TO_LOCK_ERROR",
+         *         "OVERFILL_ERROR",
+         *         "WATER_SUPPLY_ERROR"
+         *       ],
+         *       "notification": {
+         *         "push": [
+         *           "WASHING_IS_COMPLETE",
+         *           "ERROR_DURING_WASHING"
+         *         ]
+         *       },
+         *       "property": [
+         *         {
+         *           "detergent": {
+         *             "detergentSetting": "NORMAL"
+         *           },
+         *           "cycle": {
+         *             "cycleCount": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             }
+         *           },
+         *           "location": {
+         *             "locationName": "MAIN"
+         *           },
+         *           "operation": {
+         *             "washerOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "START",
+         *                   "STOP",
+         *                   "POWER_OFF"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "RUNNING",
+         *                   "INITIAL",
+         *                   "RINSING",
+         *                   "SPINNING",
+         *                   "FIRMWARE",
+         *                   "RESERVED",
+         *                   "PAUSE",
+         *                   "POWER_OFF",
+         *                   "DETECTING",
+         *                   "END",
+         *                   "SOAKING",
+         *                   "ERROR"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "timer": {
+         *             "relativeHourToStart": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "relativeMinuteToStart": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        WasherProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("WASHING_IS_COMPLETE" | "ERROR_DURING_WASHING")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("DOOR_OPEN_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "LOCKED_MOTOR_ERROR" | "WATER_DRAIN_ERROR" | "UNABLE_TO_LOCK_ERROR" | "OVERFILL_ERROR" | "WATER_SUPPLY_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * WasherStatus
+         * @description Status of a DEVICE_WASHER.
+         * @example [
+         *       {
+         *         "location": {
+         *           "locationName": "MAIN"
+         *         },
+         *         "cycle": {
+         *           "cycleCount": 10
+         *         },
+         *         "detergent": {
+         *           "detergentSetting": "NORMAL"
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": true
+         *         },
+         *         "runState": {
+         *           "currentState": "INITIAL"
+         *         },
+         *         "timer": {
+         *           "relativeHourToStart": 1,
+         *           "relativeMinuteToStart": 0,
+         *           "remainHour": 0,
+         *           "remainMinute": 45,
+         *           "totalHour": 0,
+         *           "totalMinute": 50
+         *         }
+         *       }
+         *     ]
+         */
+        WasherStatus: ({
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            cycle?: {
+                cycleCount?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            detergent?: {
+                /** @constant */
+                detergentSetting?: "NORMAL";
+            } & {
+                [key: string]: unknown;
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "DISPENSING" | "END" | "RUNNING" | "FROZEN_PREVENT_RUNNING" | "PAUSE" | "PREWASH" | "DETECTING" | "INITIAL" | "SOAKING" | "DRYING" | "FROZEN_PREVENT_PAUSE" | "FROZEN_PREVENT_INITIAL" | "REFRESHING" | "RINSING" | "STEAM_SOFTENING" | "DETERGENT_AMOUNT" | "POWER_OFF" | "RESERVED" | "RINSE_HOLD" | "ERROR" | "SPINNING" | "ADD_DRAIN";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeMinuteToStart?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        })[] | ({
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            detergent?: {
+                /** @constant */
+                detergentSetting?: "NORMAL";
+            } & {
+                [key: string]: unknown;
+            };
+            cycle?: {
+                cycleCount?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "RUNNING" | "INITIAL" | "RINSING" | "SPINNING" | "FIRMWARE" | "RESERVED" | "PAUSE" | "POWER_OFF" | "DETECTING" | "END" | "SOAKING" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeMinuteToStart?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        })[];
+        /**
+         * WasherControl
+         * @description Control of a DEVICE_WASHER.
+         */
+        WasherControl: {
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            operation?: {
+                /** @enum {string} */
+                washerOperationMode?: "START" | "STOP" | "POWER_OFF" | "POWER_ON";
+            };
+            timer?: {
+                relativeHourToStart?: number;
+            };
+        } | {
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            operation?: {
+                /** @enum {string} */
+                washerOperationMode?: "START" | "STOP" | "POWER_OFF";
+            };
+            timer?: {
+                relativeHourToStart?: number;
+            };
+        };
+        /**
+         * DryerProfile
+         * @description Profile of a DEVICE_DRYER.
+         * @example {
+         *       "error": [
+         *         "DOOR_SENSOR_ERROR",
+         *         "COMPRESSOR_ERROR",
+         *         "TEMPERATURE_SENSOR_ERROR",
+         *         "DRAINMOTOR_ERROR",
+         *         "EMPTY_WATER_ALERT_ERROR",
+         *         "MOTOR_LOCK_ERROR",
+         *         "DOOR_OPEN_ERROR",
+         *         "HIGH_TEMPERATURE_DETECTION_ERROR",
+         *         "DOOR_LOCK_ERROR",
+         *         "NO_FILTER_ERROR"
+         *       ],
+         *       "notification": {
+         *         "push": [
+         *           "DRYING_IS_COMPLETE",
+         *           "DRYING_FAILED"
+         *         ]
+         *       },
+         *       "property": {
+         *         "operation": {
+         *           "dryerOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "START",
+         *                 "STOP",
+         *                 "POWER_OFF",
+         *                 "WAKE_UP"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "runState": {
+         *           "currentState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "INITIAL",
+         *                 "ERROR",
+         *                 "SLEEP",
+         *                 "DETECTING",
+         *                 "COOLING",
+         *                 "WRINKLE_CARE",
+         *                 "RESERVED",
+         *                 "POWER_OFF",
+         *                 "RUNNING",
+         *                 "PAUSE",
+         *                 "END"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 19,
+         *                 "min": 3
+         *               },
+         *               "w": {
+         *                 "max": 19,
+         *                 "min": 3
+         *               }
+         *             }
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        DryerProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("DRYING_IS_COMPLETE" | "DRYING_FAILED")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("DOOR_SENSOR_ERROR" | "COMPRESSOR_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "DRAINMOTOR_ERROR" | "EMPTY_WATER_ALERT_ERROR" | "MOTOR_LOCK_ERROR" | "DOOR_OPEN_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "DOOR_LOCK_ERROR" | "NO_FILTER_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DryerStatus
+         * @description Status of a DEVICE_DRYER.
+         * @example {
+         *       "remoteControlEnable": {
+         *         "remoteControlEnabled": true
+         *       },
+         *       "runState": {
+         *         "currentState": "INITIAL"
+         *       },
+         *       "timer": {
+         *         "relativeHourToStop": 3,
+         *         "relativeMinuteToStop": 0,
+         *         "remainHour": 0,
+         *         "remainMinute": 0,
+         *         "totalHour": 0,
+         *         "totalMinute": 0
+         *       }
+         *     }
+         */
+        DryerStatus: {
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "ERROR" | "SLEEP" | "DETECTING" | "COOLING" | "WRINKLE_CARE" | "RESERVED" | "POWER_OFF" | "RUNNING" | "PAUSE" | "END";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DryerControl
+         * @description Control of a DEVICE_DRYER.
+         */
+        DryerControl: {
+            operation?: {
+                /** @enum {string} */
+                dryerOperationMode?: "START" | "STOP" | "POWER_OFF" | "WAKE_UP";
+            };
+            timer?: {
+                relativeHourToStop?: number;
+            };
+        };
+        /**
+         * AirConditionerProfile
+         * @description Profile of a DEVICE_AIR_CONDITIONER.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "WATER_IS_FULL"
+         *         ]
+         *       },
+         *       "property": {
+         *         "airConJobMode": {
+         *           "currentJobMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "AIR_CLEAN",
+         *                 "COOL",
+         *                 "AIR_DRY"
+         *               ],
+         *               "w": [
+         *                 "AIR_CLEAN",
+         *                 "COOL",
+         *                 "AIR_DRY"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "airFlow": {
+         *           "windStrength": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "LOW",
+         *                 "HIGH",
+         *                 "MID"
+         *               ],
+         *               "w": [
+         *                 "LOW",
+         *                 "HIGH",
+         *                 "MID"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "airQualitySensor": {
+         *           "PM1": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM10": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM2": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "humidity": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "monitoringEnabled": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "ON_WORKING",
+         *                 "ALWAYS"
+         *               ],
+         *               "w": [
+         *                 "ON_WORKING",
+         *                 "ALWAYS"
+         *               ]
+         *             }
+         *           },
+         *           "oder": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalPollution": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         },
+         *         "filterInfo": {
+         *           "filterLifetime": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "usedTime": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         },
+         *         "operation": {
+         *           "airCleanOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "START",
+         *                 "STOP"
+         *               ]
+         *             }
+         *           },
+         *           "airConOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "powerSave": {
+         *           "powerSaveEnabled": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ],
+         *               "w": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "temperature": {
+         *           "coolTargetTemperature": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "w": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "currentTemperature": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "targetTemperature": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               },
+         *               "w": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "unit": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "C",
+         *                 "F"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "temperatureInUnits": [
+         *           {
+         *             "currentTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "targetTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 30,
+         *                   "min": 18,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "unit": "C"
+         *           },
+         *           {
+         *             "currentTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "targetTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 86,
+         *                   "min": 64,
+         *                   "step": 2
+         *                 }
+         *               }
+         *             },
+         *             "unit": "F"
+         *           }
+         *         ],
+         *         "timer": {
+         *           "relativeHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         },
+         *         "windDirection": {
+         *           "rotateUpDown": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "rotateLeftRight": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "WATER_IS_FULL"
+         *         ]
+         *       },
+         *       "property": {
+         *         "airConJobMode": {
+         *           "currentJobMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "AIR_DRY",
+         *                 "COOL",
+         *                 "AIR_CLEAN"
+         *               ],
+         *               "w": [
+         *                 "AIR_DRY",
+         *                 "COOL",
+         *                 "AIR_CLEAN"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "airFlow": {
+         *           "windStrength": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "HIGH",
+         *                 "LOW",
+         *                 "MID"
+         *               ],
+         *               "w": [
+         *                 "HIGH",
+         *                 "LOW",
+         *                 "MID"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "windDirection": {
+         *           "airGuideWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "swirlWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "highCeilingWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "concentrationWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "autoFitWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           },
+         *           "forestWind": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ],
+         *               "w": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "filterInfo": {
+         *           "filterLifetime": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "usedTime": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "filterRemainPercent": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         },
+         *         "airQualitySensor": {
+         *           "PM1": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM10": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM2": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "humidity": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalPollution": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalPollutionLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "INVALID",
+         *                 "GOOD",
+         *                 "NORMAL",
+         *                 "BAD",
+         *                 "VERY_BAD"
+         *               ]
+         *             }
+         *           },
+         *           "monitoringEnabled": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "ON_WORKING",
+         *                 "ALWAYS"
+         *               ],
+         *               "w": [
+         *                 "ON_WORKING",
+         *                 "ALWAYS"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "airCleanOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "STOP",
+         *                 "START"
+         *               ]
+         *             }
+         *           },
+         *           "airConOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_OFF",
+         *                 "POWER_ON"
+         *               ],
+         *               "w": [
+         *                 "POWER_OFF",
+         *                 "POWER_ON"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "powerSave": {
+         *           "powerSaveEnabled": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ],
+         *               "w": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "sleepTimer": {
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "temperature": {
+         *           "coolTargetTemperature": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "w": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "currentTemperature": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "targetTemperature": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               },
+         *               "w": {
+         *                 "max": 30,
+         *                 "min": 18,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "unit": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "C"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "temperatureInUnits": [
+         *           {
+         *             "currentTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "targetTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 30,
+         *                   "min": 16,
+         *                   "step": 0.5
+         *                 }
+         *               }
+         *             },
+         *             "heatTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 30,
+         *                   "min": 16,
+         *                   "step": 0.5
+         *                 }
+         *               }
+         *             },
+         *             "unit": "C"
+         *           },
+         *           {
+         *             "currentTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "targetTemperature": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             },
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 86,
+         *                   "min": 60,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "heatTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "w": {
+         *                   "max": 86,
+         *                   "min": 60,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "unit": "F"
+         *           }
+         *         ],
+         *         "twoSetTemperature": {
+         *           "currentTemperature": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "unit": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "C"
+         *               ]
+         *             }
+         *           },
+         *           "coolTargetTemperature": {
+         *             "type": "range",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": {
+         *                 "max": 37.5,
+         *                 "min": 10,
+         *                 "step": 0.5
+         *               },
+         *               "w": {
+         *                 "max": 37.5,
+         *                 "min": 10,
+         *                 "step": 0.5
+         *               }
+         *             }
+         *           },
+         *           "heatTargetTemperature": {
+         *             "type": "range",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": {
+         *                 "max": 32,
+         *                 "min": 4,
+         *                 "step": 0.5
+         *               },
+         *               "w": {
+         *                 "max": 32,
+         *                 "min": 4,
+         *                 "step": 0.5
+         *               }
+         *             }
+         *           },
+         *           "twoSetEnabled": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "twoSetTemperatureInUnits": [
+         *           {
+         *             "unit": "C",
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 37.5,
+         *                   "min": 10,
+         *                   "step": 0.5
+         *                 },
+         *                 "w": {
+         *                   "max": 37.5,
+         *                   "min": 10,
+         *                   "step": 0.5
+         *                 }
+         *               }
+         *             },
+         *             "heatTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 32,
+         *                   "min": 4,
+         *                   "step": 0.5
+         *                 },
+         *                 "w": {
+         *                   "max": 32,
+         *                   "min": 4,
+         *                   "step": 0.5
+         *                 }
+         *               }
+         *             }
+         *           },
+         *           {
+         *             "unit": "F",
+         *             "coolTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 99,
+         *                   "min": 50,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": 99,
+         *                   "min": 50,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "heatTargetTemperature": {
+         *               "type": "range",
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "value": {
+         *                 "r": {
+         *                   "max": 90,
+         *                   "min": 40,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "max": 90,
+         *                   "min": 40,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         ],
+         *         "timer": {
+         *           "relativeHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeStartTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           },
+         *           "relativeStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "display": {
+         *           "light": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "ON",
+         *                 "OFF"
+         *               ],
+         *               "w": [
+         *                 "ON",
+         *                 "OFF"
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        AirConditionerProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: "WATER_IS_FULL"[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * AirConditionerStatus
+         * @description Status of a DEVICE_AIR_CONDITIONER.
+         * @example {
+         *       "airConJobMode": {
+         *         "currentJobMode": "COOL"
+         *       },
+         *       "airFlow": {
+         *         "windStrength": "MID"
+         *       },
+         *       "airQualitySensor": {
+         *         "PM1": 12,
+         *         "PM10": 7,
+         *         "PM2": 24,
+         *         "humidity": 40,
+         *         "monitoringEnabled": "ON_WORKING",
+         *         "oder": 0,
+         *         "totalPollution": 3
+         *       },
+         *       "filterInfo": {
+         *         "filterLifetime": 540,
+         *         "usedTime": 180
+         *       },
+         *       "operation": {
+         *         "airConOperationMode": "POWER_ON"
+         *       },
+         *       "powerSave": {
+         *         "powerSaveEnabled": false
+         *       },
+         *       "temperature": {
+         *         "currentTemperature": 25,
+         *         "targetTemperature": 19,
+         *         "unit": "C"
+         *       },
+         *       "timer": {
+         *         "relativeHourToStart": 0,
+         *         "relativeHourToStop": 0,
+         *         "relativeMinuteToStart": 0,
+         *         "relativeMinuteToStop": 0,
+         *         "absoluteHourToStart": 13,
+         *         "absoluteMinuteToStart": 14
+         *       },
+         *       "windDirection": {
+         *         "rotateUpDown": false,
+         *         "rotateLeftRight": false
+         *       },
+         *       "temperatureInUnits": [
+         *         {
+         *           "unit": "C",
+         *           "currentTemperature": 25,
+         *           "targetTemperature": 24
+         *         },
+         *         {
+         *           "unit": "F",
+         *           "currentTemperature": 77,
+         *           "targetTemperature": 75
+         *         }
+         *       ]
+         *     }
+         */
+        AirConditionerStatus: ({
+            airConJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "AIR_CLEAN" | "COOL" | "AIR_DRY";
+            } & {
+                [key: string]: unknown;
+            };
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "HIGH" | "MID";
+            } & {
+                [key: string]: unknown;
+            };
+            airQualitySensor?: {
+                PM1?: number;
+                PM10?: number;
+                PM2?: number;
+                humidity?: number;
+                /** @enum {string} */
+                monitoringEnabled?: "ON_WORKING" | "ALWAYS";
+                oder?: number;
+                totalPollution?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            filterInfo?: {
+                filterLifetime?: number;
+                usedTime?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                airConOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            powerSave?: {
+                powerSaveEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: {
+                currentTemperature?: number;
+                targetTemperature?: number;
+                /** @enum {string} */
+                unit?: "C" | "F";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeHourToStop?: number;
+                relativeMinuteToStart?: number;
+                relativeMinuteToStop?: number;
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            windDirection?: {
+                rotateUpDown?: boolean;
+                rotateLeftRight?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            temperatureInUnits?: (({
+                /** @constant */
+                unit?: "C";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "C";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            airConJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "AIR_DRY" | "COOL" | "AIR_CLEAN";
+            } & {
+                [key: string]: unknown;
+            };
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "HIGH" | "LOW" | "MID";
+            } & {
+                [key: string]: unknown;
+            };
+            windDirection?: {
+                airGuideWind?: boolean;
+                swirlWind?: boolean;
+                highCeilingWind?: boolean;
+                concentrationWind?: boolean;
+                autoFitWind?: boolean;
+                forestWind?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            filterInfo?: {
+                filterLifetime?: number;
+                usedTime?: number;
+                filterRemainPercent?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            airQualitySensor?: {
+                PM1?: number;
+                PM10?: number;
+                PM2?: number;
+                humidity?: number;
+                totalPollution?: number;
+                /** @enum {string} */
+                totalPollutionLevel?: "INVALID" | "GOOD" | "NORMAL" | "BAD" | "VERY_BAD";
+                /** @enum {string} */
+                monitoringEnabled?: "ON_WORKING" | "ALWAYS";
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                airConOperationMode?: "POWER_OFF" | "POWER_ON";
+            } & {
+                [key: string]: unknown;
+            };
+            powerSave?: {
+                powerSaveEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                /** @enum {string} */
+                relativeStopTimer?: "SET" | "UNSET";
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: {
+                currentTemperature?: number;
+                targetTemperature?: number;
+                /** @enum {string} */
+                unit?: "C";
+            } & {
+                [key: string]: unknown;
+            };
+            twoSetTemperature?: {
+                currentTemperature?: number;
+                /** @enum {string} */
+                unit?: "C";
+                /** @description in steps of 0.5 from 10 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 4 */
+                heatTargetTemperature?: number;
+                twoSetEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeHourToStop?: number;
+                relativeMinuteToStart?: number;
+                relativeMinuteToStop?: number;
+                /** @enum {string} */
+                relativeStartTimer?: "SET" | "UNSET";
+                /** @enum {string} */
+                relativeStopTimer?: "SET" | "UNSET";
+            } & {
+                [key: string]: unknown;
+            };
+            display?: {
+                /** @enum {string} */
+                light?: "ON" | "OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            temperatureInUnits?: (({
+                /** @constant */
+                unit?: "C";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "C";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                currentTemperature?: number;
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+            twoSetTemperatureInUnits?: (({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 0.5 from 10 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 4 */
+                heatTargetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                coolTargetTemperature?: number;
+                heatTargetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 0.5 from 10 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 4 */
+                heatTargetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "F";
+                coolTargetTemperature?: number;
+                heatTargetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+        } & {
+            [key: string]: unknown;
+        });
+        /**
+         * AirConditionerControl
+         * @description Control of a DEVICE_AIR_CONDITIONER.
+         */
+        AirConditionerControl: {
+            airConJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "AIR_CLEAN" | "COOL" | "AIR_DRY";
+            };
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "HIGH" | "MID";
+            };
+            airQualitySensor?: {
+                /** @enum {string} */
+                monitoringEnabled?: "ON_WORKING" | "ALWAYS";
+            };
+            operation?: {
+                /** @enum {string} */
+                airCleanOperationMode?: "START" | "STOP";
+                /** @enum {string} */
+                airConOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+            powerSave?: {
+                powerSaveEnabled?: boolean;
+            };
+            temperature?: {
+                coolTargetTemperature?: number;
+                targetTemperature?: number;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeHourToStop?: number;
+                relativeMinuteToStart?: number;
+                relativeMinuteToStop?: number;
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
+            };
+            windDirection?: {
+                rotateUpDown?: boolean;
+                rotateLeftRight?: boolean;
+            };
+            temperatureInUnits?: {
+                /** @constant */
+                unit?: "C";
+                coolTargetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 2 from 64 */
+                coolTargetTemperature?: number;
+            };
+        } | {
+            airConJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "AIR_DRY" | "COOL" | "AIR_CLEAN";
+            };
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "HIGH" | "LOW" | "MID";
+            };
+            windDirection?: {
+                airGuideWind?: boolean;
+                swirlWind?: boolean;
+                highCeilingWind?: boolean;
+                concentrationWind?: boolean;
+                autoFitWind?: boolean;
+                forestWind?: boolean;
+            };
+            airQualitySensor?: {
+                /** @enum {string} */
+                monitoringEnabled?: "ON_WORKING" | "ALWAYS";
+            };
+            operation?: {
+                /** @enum {string} */
+                airCleanOperationMode?: "STOP" | "START";
+                /** @enum {string} */
+                airConOperationMode?: "POWER_OFF" | "POWER_ON";
+            };
+            powerSave?: {
+                powerSaveEnabled?: boolean;
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                /** @enum {string} */
+                relativeStopTimer?: "UNSET";
+            };
+            temperature?: {
+                coolTargetTemperature?: number;
+                targetTemperature?: number;
+            };
+            twoSetTemperature?: {
+                /** @description in steps of 0.5 from 10 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 4 */
+                heatTargetTemperature?: number;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeHourToStop?: number;
+                relativeMinuteToStart?: number;
+                relativeMinuteToStop?: number;
+                /** @enum {string} */
+                relativeStartTimer?: "UNSET";
+                /** @enum {string} */
+                relativeStopTimer?: "UNSET";
+            };
+            display?: {
+                /** @enum {string} */
+                light?: "ON" | "OFF";
+            };
+            temperatureInUnits?: {
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 0.5 from 16 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 16 */
+                heatTargetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "F";
+                coolTargetTemperature?: number;
+                heatTargetTemperature?: number;
+            };
+            twoSetTemperatureInUnits?: {
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 0.5 from 10 */
+                coolTargetTemperature?: number;
+                /** @description in steps of 0.5 from 4 */
+                heatTargetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "F";
+                coolTargetTemperature?: number;
+                heatTargetTemperature?: number;
+            };
+        };
+        /**
+         * AirPurifierProfile
+         * @description Profile of a DEVICE_AIR_PURIFIER.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "TIME_TO_CHANGE_FILTER",
+         *           "TIME_TO_CLEAN_FILTER",
+         *           "POLLUTION_IS_HIGH",
+         *           "LACK_OF_WATER"
+         *         ]
+         *       },
+         *       "property": {
+         *         "airFlow": {
+         *           "windStrength": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "LOW",
+         *                 "MID",
+         *                 "HIGH",
+         *                 "AUTO",
+         *                 "POWER"
+         *               ],
+         *               "w": [
+         *                 "LOW",
+         *                 "MID",
+         *                 "HIGH",
+         *                 "AUTO",
+         *                 "POWER"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "airPurifierJobMode": {
+         *           "currentJobMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "CLEAN",
+         *                 "AUTO",
+         *                 "CIRCULATOR",
+         *                 "DUAL_CLEAN"
+         *               ],
+         *               "w": [
+         *                 "CLEAN",
+         *                 "AUTO",
+         *                 "CIRCULATOR",
+         *                 "DUAL_CLEAN"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "airQualitySensor": {
+         *           "PM1": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM10": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "PM2": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "monitoringEnabled": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "ON_WORKING",
+         *                 "ALWAYS"
+         *               ]
+         *             }
+         *           },
+         *           "oder": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "odor": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "odorLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "INVALID",
+         *                 "WEAK",
+         *                 "NORMAL",
+         *                 "STRONG",
+         *                 "VERY_STRONG"
+         *               ]
+         *             }
+         *           },
+         *           "totalPollution": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalPollutionLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "INVALID",
+         *                 "GOOD",
+         *                 "NORMAL",
+         *                 "BAD",
+         *                 "VERY_BAD"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "airPurifierOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "absoluteHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteStartTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           },
+         *           "absoluteStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "sleepTimer": {
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "property": {
+         *         "operation": {
+         *           "airPurifierOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "sleepTimer": {
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        AirPurifierProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("TIME_TO_CHANGE_FILTER" | "TIME_TO_CLEAN_FILTER" | "POLLUTION_IS_HIGH" | "LACK_OF_WATER")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * AirPurifierStatus
+         * @description Status of a DEVICE_AIR_PURIFIER.
+         * @example {
+         *       "airFlow": {
+         *         "windStrength": "HIGH"
+         *       },
+         *       "airPurifierJobMode": {
+         *         "currentJobMode": "CLEAN"
+         *       },
+         *       "airQualitySensor": {
+         *         "PM1": 0,
+         *         "PM10": 72,
+         *         "PM2": 0,
+         *         "monitoringEnabled": "ON_WORKING",
+         *         "oder": 0,
+         *         "odor": 0,
+         *         "odorLevel": "INVALID",
+         *         "totalPollution": 1,
+         *         "totalPollutionLevel": "GOOD"
+         *       },
+         *       "operation": {
+         *         "airPurifierOperationMode": "POWER_ON"
+         *       },
+         *       "timer": {
+         *         "absoluteHourToStart": 23,
+         *         "absoluteHourToStop": 9,
+         *         "absoluteMinuteToStart": 24,
+         *         "absoluteMinuteToStop": 8,
+         *         "absoluteStartTimer": "SET",
+         *         "absoluteStopTimer": "SET"
+         *       },
+         *       "sleepTimer": {
+         *         "relativeHourToStop": 0,
+         *         "relativeMinuteToStop": 0,
+         *         "relativeStopTimer": "UNSET"
+         *       }
+         *     }
+         */
+        AirPurifierStatus: ({
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "MID" | "HIGH" | "AUTO" | "POWER";
+            } & {
+                [key: string]: unknown;
+            };
+            airPurifierJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "CLEAN" | "AUTO" | "CIRCULATOR" | "DUAL_CLEAN";
+            } & {
+                [key: string]: unknown;
+            };
+            airQualitySensor?: {
+                PM1?: number;
+                PM10?: number;
+                PM2?: number;
+                /** @enum {string} */
+                monitoringEnabled?: "ON_WORKING" | "ALWAYS";
+                oder?: number;
+                odor?: number;
+                /** @enum {string} */
+                odorLevel?: "INVALID" | "WEAK" | "NORMAL" | "STRONG" | "VERY_STRONG";
+                totalPollution?: number;
+                /** @enum {string} */
+                totalPollutionLevel?: "INVALID" | "GOOD" | "NORMAL" | "BAD" | "VERY_BAD";
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                airPurifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                absoluteHourToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStart?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "SET" | "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "SET" | "UNSET";
+            } & {
+                [key: string]: unknown;
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                /** @enum {string} */
+                relativeStopTimer?: "SET" | "UNSET";
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            operation?: {
+                /** @enum {string} */
+                airPurifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        });
+        /**
+         * AirPurifierControl
+         * @description Control of a DEVICE_AIR_PURIFIER.
+         */
+        AirPurifierControl: {
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "MID" | "HIGH" | "AUTO" | "POWER";
+            };
+            airPurifierJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "CLEAN" | "AUTO" | "CIRCULATOR" | "DUAL_CLEAN";
+            };
+            operation?: {
+                /** @enum {string} */
+                airPurifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+            timer?: {
+                absoluteHourToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStart?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "UNSET";
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+                /** @enum {string} */
+                relativeStopTimer?: "UNSET";
+            };
+        } | {
+            operation?: {
+                /** @enum {string} */
+                airPurifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+            sleepTimer?: {
+                relativeHourToStop?: number;
+            };
+        };
+        /**
+         * RobotCleanerProfile
+         * @description Profile of a DEVICE_ROBOT_CLEANER.
+         * @example {
+         *       "property": {
+         *         "runState": {
+         *           "currentState": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "CHARGING",
+         *                 "MACROSECTOR",
+         *                 "WORKING",
+         *                 "SLEEP",
+         *                 "INITIALIZING",
+         *                 "HOMING",
+         *                 "PAUSE",
+         *                 "RESERVATION",
+         *                 "STANDBY",
+         *                 "SETDATE",
+         *                 "DIAGNOSIS",
+         *                 "ERROR"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "robotCleanerJobMode": {
+         *           "currentJobMode": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "ZIGZAG",
+         *                 "SELECT",
+         *                 "SECTOR_BASE",
+         *                 "SPOT",
+         *                 "EDGE",
+         *                 "MACRO"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "cleanOperationMode": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "w": [
+         *                 "HOMING",
+         *                 "WAKE_UP",
+         *                 "PAUSE",
+         *                 "START"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "battery": {
+         *           "level": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "MOVELESS",
+         *                 "DOCK_LEVEL",
+         *                 "LOW",
+         *                 "MID",
+         *                 "HIGH",
+         *                 "FULL",
+         *                 "OVER_CHARGE"
+         *               ]
+         *             }
+         *           },
+         *           "percent": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           }
+         *         },
+         *         "timer": {
+         *           "runningHour": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "runningMinute": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "absoluteHourToStart": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "absoluteMinuteToStart": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           }
+         *         }
+         *       },
+         *       "notification": {
+         *         "push": [
+         *           "MOTION_IS_DETECTED",
+         *           "HOMEGUARD_IS_STOPPED",
+         *           "CLEANING_IS_COMPLETED",
+         *           "SCHEDULED_CLEANING_STARTS",
+         *           "NEED_TO_CHECK_LOCATION",
+         *           "CLEANING_IS_FAILED"
+         *         ]
+         *       },
+         *       "error": [
+         *         "RIGHT_WHEEL_ERROR",
+         *         "MOVE_ERROR",
+         *         "UNKNOWN_ERROR",
+         *         "NO_DUST_BIN_ERROR",
+         *         "BLOCK_ERROR",
+         *         "BRUSH_ERROR",
+         *         "MOP_ERROR",
+         *         "CLIFF_ERROR",
+         *         "SUCTION_BLOCKED_ERROR"
+         *       ]
+         *     }
+         */
+        RobotCleanerProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("MOTION_IS_DETECTED" | "HOMEGUARD_IS_STOPPED" | "CLEANING_IS_COMPLETED" | "SCHEDULED_CLEANING_STARTS" | "NEED_TO_CHECK_LOCATION" | "CLEANING_IS_FAILED")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("RIGHT_WHEEL_ERROR" | "MOVE_ERROR" | "UNKNOWN_ERROR" | "NO_DUST_BIN_ERROR" | "BLOCK_ERROR" | "BRUSH_ERROR" | "MOP_ERROR" | "CLIFF_ERROR" | "SUCTION_BLOCKED_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RobotCleanerStatus
+         * @description Status of a DEVICE_ROBOT_CLEANER.
+         * @example {
+         *       "runState": {
+         *         "currentState": "CHARGING"
+         *       },
+         *       "robotCleanerJobMode": {
+         *         "currentJobMode": "ZIGZAG"
+         *       },
+         *       "battery": {
+         *         "level": "FULL",
+         *         "percent": 0
+         *       },
+         *       "timer": {
+         *         "runningHour": 0,
+         *         "runningMinute": 0,
+         *         "absoluteHourToStart": 0,
+         *         "absoluteMinuteToStart": 0
+         *       }
+         *     }
+         */
+        RobotCleanerStatus: {
+            runState?: {
+                /** @enum {string} */
+                currentState?: "CHARGING" | "MACROSECTOR" | "WORKING" | "SLEEP" | "INITIALIZING" | "HOMING" | "PAUSE" | "RESERVATION" | "STANDBY" | "SETDATE" | "DIAGNOSIS" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            robotCleanerJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "ZIGZAG" | "SELECT" | "SECTOR_BASE" | "SPOT" | "EDGE" | "MACRO";
+            } & {
+                [key: string]: unknown;
+            };
+            battery?: {
+                /** @enum {string} */
+                level?: "MOVELESS" | "DOCK_LEVEL" | "LOW" | "MID" | "HIGH" | "FULL" | "OVER_CHARGE";
+                percent?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                runningHour?: number;
+                runningMinute?: number;
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RobotCleanerControl
+         * @description Control of a DEVICE_ROBOT_CLEANER.
+         */
+        RobotCleanerControl: {
+            operation?: {
+                /** @enum {string} */
+                cleanOperationMode?: "HOMING" | "WAKE_UP" | "PAUSE" | "START";
+            };
+        };
+        /**
+         * OvenProfile
+         * @description Profile of a DEVICE_OVEN.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "PREHEATING_IS_COMPLETE",
+         *           "COOKING_IS_COMPLETE",
+         *           "ERROR_HAS_OCCURRED",
+         *           "TIME_TO_CLEAN"
+         *         ]
+         *       },
+         *       "property": [
+         *         {
+         *           "location": {
+         *             "locationName": "OVEN"
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "INITIAL",
+         *                   "PREHEATING",
+         *                   "PREHEATING_IS_DONE",
+         *                   "COOKING_IN_PROGRESS",
+         *                   "PAUSE",
+         *                   "DONE",
+         *                   "COOLING",
+         *                   "CLEANING",
+         *                   "CLEANING_IS_DONE",
+         *                   "ERROR"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "operation": {
+         *             "ovenOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "PREHEATING",
+         *                   "START",
+         *                   "STOP"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "cook": {
+         *             "cookMode": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ],
+         *                 "w": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "temperature": [
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "F"
+         *             },
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "C"
+         *             }
+         *           ],
+         *           "timer": {
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainSecond": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "targetHour": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "targetMinute": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "extensionProperty": {
+         *         "info": {
+         *           "type": "SINGLE"
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "extensionProperty": {
+         *         "info": {
+         *           "type": "DOUBLE"
+         *         }
+         *       },
+         *       "property": [
+         *         {
+         *           "location": {
+         *             "locationName": "UPPER"
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "INITIAL",
+         *                   "PREHEATING",
+         *                   "COOKING_IN_PROGRESS",
+         *                   "DONE",
+         *                   "COOLING"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "timer": {
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainSecond": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "location": {
+         *             "locationName": "LOWER"
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "INITIAL",
+         *                   "PREHEATING",
+         *                   "COOKING_IN_PROGRESS",
+         *                   "DONE",
+         *                   "COOLING"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "timer": {
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainSecond": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "PREHEATING_IS_COMPLETE",
+         *           "COOKING_IS_COMPLETE",
+         *           "ERROR_HAS_OCCURRED",
+         *           "TIME_TO_CLEAN"
+         *         ]
+         *       },
+         *       "property": [
+         *         {
+         *           "location": {
+         *             "locationName": "UPPER"
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "INITIAL",
+         *                   "PREHEATING",
+         *                   "PREHEATING_IS_DONE",
+         *                   "COOKING_IN_PROGRESS",
+         *                   "PAUSE",
+         *                   "DONE",
+         *                   "COOLING",
+         *                   "CLEANING",
+         *                   "CLEANING_IS_DONE",
+         *                   "ERROR"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "operation": {
+         *             "ovenOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "PREHEATING",
+         *                   "START",
+         *                   "STOP"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "cook": {
+         *             "cookMode": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ],
+         *                 "w": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "temperature": [
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "F"
+         *             },
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "C"
+         *             }
+         *           ],
+         *           "timer": {
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainSecond": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "targetHour": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "targetMinute": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "location": {
+         *             "locationName": "LOWER"
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "INITIAL",
+         *                   "PREHEATING",
+         *                   "PREHEATING_IS_DONE",
+         *                   "COOKING_IN_PROGRESS",
+         *                   "PAUSE",
+         *                   "DONE",
+         *                   "COOLING",
+         *                   "CLEANING",
+         *                   "CLEANING_IS_DONE",
+         *                   "ERROR"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "operation": {
+         *             "ovenOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "PREHEATING",
+         *                   "START",
+         *                   "STOP"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "cook": {
+         *             "cookMode": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ],
+         *                 "w": [
+         *                   "BAKE",
+         *                   "CONVECTION_BAKE",
+         *                   "CONVECTION_ROAST",
+         *                   "ROAST",
+         *                   "CRISP_CONVECTION"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "temperature": [
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 170,
+         *                     "max": 550,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "F"
+         *             },
+         *             {
+         *               "targetTemperature": {
+         *                 "mode": [
+         *                   "r",
+         *                   "w"
+         *                 ],
+         *                 "type": "range",
+         *                 "value": {
+         *                   "r": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   },
+         *                   "w": {
+         *                     "min": 75,
+         *                     "max": 285,
+         *                     "step": 5
+         *                   }
+         *                 }
+         *               },
+         *               "unit": "C"
+         *             }
+         *           ],
+         *           "timer": {
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "remainSecond": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "number"
+         *             },
+         *             "targetHour": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 23,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "targetMinute": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "min": 0,
+         *                   "max": 59,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "extensionProperty": {
+         *         "info": {
+         *           "type": "DOUBLE_UL"
+         *         }
+         *       }
+         *     }
+         */
+        OvenProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("PREHEATING_IS_COMPLETE" | "COOKING_IS_COMPLETE" | "ERROR_HAS_OCCURRED" | "TIME_TO_CLEAN")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * OvenStatus
+         * @description Status of a DEVICE_OVEN.
+         * @example [
+         *       {
+         *         "location": {
+         *           "locationName": "OVEN"
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": true
+         *         },
+         *         "runState": {
+         *           "currentState": "INITIAL"
+         *         },
+         *         "cook": {
+         *           "cookMode": "BAKE"
+         *         },
+         *         "timer": {
+         *           "remainHour": 0,
+         *           "remainMinute": 0,
+         *           "remainSecond": 0,
+         *           "targetHour": 0,
+         *           "targetMinute": 0
+         *         },
+         *         "temperature": {
+         *           "unit": "F",
+         *           "targetTemperature": 350
+         *         }
+         *       }
+         *     ]
+         */
+        OvenStatus: ({
+            location?: {
+                /** @constant */
+                locationName: "OVEN";
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "PREHEATING" | "PREHEATING_IS_DONE" | "COOKING_IN_PROGRESS" | "PAUSE" | "DONE" | "COOLING" | "CLEANING" | "CLEANING_IS_DONE" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                remainHour?: number;
+                remainMinute?: number;
+                remainSecond?: number;
+                targetHour?: number;
+                targetMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+        } & {
+            [key: string]: unknown;
+        })[] | (({
+            location?: {
+                /** @constant */
+                locationName: "UPPER";
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "PREHEATING" | "COOKING_IN_PROGRESS" | "DONE" | "COOLING";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                remainHour?: number;
+                remainMinute?: number;
+                remainSecond?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            location?: {
+                /** @constant */
+                locationName: "LOWER";
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "PREHEATING" | "COOKING_IN_PROGRESS" | "DONE" | "COOLING";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                remainHour?: number;
+                remainMinute?: number;
+                remainSecond?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        }))[] | (({
+            location?: {
+                /** @constant */
+                locationName: "UPPER";
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "PREHEATING" | "PREHEATING_IS_DONE" | "COOKING_IN_PROGRESS" | "PAUSE" | "DONE" | "COOLING" | "CLEANING" | "CLEANING_IS_DONE" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                remainHour?: number;
+                remainMinute?: number;
+                remainSecond?: number;
+                targetHour?: number;
+                targetMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            location?: {
+                /** @constant */
+                locationName: "LOWER";
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "PREHEATING" | "PREHEATING_IS_DONE" | "COOKING_IN_PROGRESS" | "PAUSE" | "DONE" | "COOLING" | "CLEANING" | "CLEANING_IS_DONE" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                remainHour?: number;
+                remainMinute?: number;
+                remainSecond?: number;
+                targetHour?: number;
+                targetMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            temperature?: (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }))[] | (({
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            } & {
+                [key: string]: unknown;
+            }));
+        } & {
+            [key: string]: unknown;
+        }))[];
+        /**
+         * OvenControl
+         * @description Control of a DEVICE_OVEN.
+         */
+        OvenControl: {
+            location?: {
+                /** @constant */
+                locationName: "OVEN";
+            };
+            operation?: {
+                /** @enum {string} */
+                ovenOperationMode?: "PREHEATING" | "START" | "STOP";
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            };
+            timer?: {
+                targetHour?: number;
+                targetMinute?: number;
+            };
+            temperature?: {
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            };
+        } | ({
+            location?: {
+                /** @constant */
+                locationName: "UPPER";
+            };
+            operation?: {
+                /** @enum {string} */
+                ovenOperationMode?: "PREHEATING" | "START" | "STOP";
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            };
+            timer?: {
+                targetHour?: number;
+                targetMinute?: number;
+            };
+            temperature?: {
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            };
+        } | {
+            location?: {
+                /** @constant */
+                locationName: "LOWER";
+            };
+            operation?: {
+                /** @enum {string} */
+                ovenOperationMode?: "PREHEATING" | "START" | "STOP";
+            };
+            cook?: {
+                /** @enum {string} */
+                cookMode?: "BAKE" | "CONVECTION_BAKE" | "CONVECTION_ROAST" | "ROAST" | "CRISP_CONVECTION";
+            };
+            timer?: {
+                targetHour?: number;
+                targetMinute?: number;
+            };
+            temperature?: {
+                /** @constant */
+                unit?: "F";
+                /** @description in steps of 5 from 170 */
+                targetTemperature?: number;
+            } | {
+                /** @constant */
+                unit?: "C";
+                /** @description in steps of 5 from 75 */
+                targetTemperature?: number;
+            };
+        });
+        /**
+         * DishWasherProfile
+         * @description Profile of a DEVICE_DISH_WASHER.
+         * @example {
+         *       "error": [
+         *         "HEATER_CIRCUIT_ERROR",
+         *         "BUBBLE_ERROR",
+         *         "WATER_LEAKAGE_ERROR",
+         *         "MOTOR_ERROR",
+         *         "WATER_SUPPLY_ERROR",
+         *         "WATER_DRAIN_ERROR",
+         *         "TEMPERATURE_SENSOR_ERROR"
+         *       ],
+         *       "notification": {
+         *         "push": [
+         *           "RINSE_IS_NOT_ENOUGH",
+         *           "ERROR_DURING_CLEANING",
+         *           "CLEANING_IS_COMPLETE",
+         *           "SALT_REFILL_IS_NEEDED",
+         *           "WATER_LEAK_HAS_OCCURRED"
+         *         ]
+         *       },
+         *       "property": {
+         *         "dishWashingCourse": {
+         *           "currentDishWashingCourse": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "DELICATE",
+         *                 "TURBO",
+         *                 "RINSE",
+         *                 "REFRESH",
+         *                 "HEAVY",
+         *                 "NORMAL",
+         *                 "AUTO",
+         *                 "EXPRESS",
+         *                 "MACHINE_CLEAN",
+         *                 "DOWNLOAD_CYCLE"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "dishWashingStatus": {
+         *           "rinseRefill": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "doorStatus": {
+         *           "doorState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "CLOSE",
+         *                 "OPEN"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "preference": {
+         *           "cleanLReminder": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "CLEANLREMINDER_OFF",
+         *                 "CLEANLREMINDER_ON"
+         *               ]
+         *             }
+         *           },
+         *           "mCReminder": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "MCREMINDER_ON",
+         *                 "MCREMINDER_OFF"
+         *               ]
+         *             }
+         *           },
+         *           "rinseLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "RINSELEVEL_4",
+         *                 "RINSELEVEL_0",
+         *                 "RINSELEVEL_1",
+         *                 "RINSELEVEL_2",
+         *                 "RINSELEVEL_3"
+         *               ]
+         *             }
+         *           },
+         *           "signalLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SIGNALLEVEL_ON",
+         *                 "SIGNALLEVEL_OFF"
+         *               ]
+         *             }
+         *           },
+         *           "softeningLevel": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SOFTENINGLEVEL_4",
+         *                 "SOFTENINGLEVEL_2",
+         *                 "SOFTENINGLEVEL_3",
+         *                 "SOFTENINGLEVEL_1",
+         *                 "SOFTENINGLEVEL_0"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "runState": {
+         *           "currentState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_FAIL",
+         *                 "INITIAL",
+         *                 "CANCEL",
+         *                 "PAUSE",
+         *                 "RUNNING",
+         *                 "RESERVED",
+         *                 "POWER_OFF",
+         *                 "NIGHT_DRY",
+         *                 "RINSING",
+         *                 "END",
+         *                 "DRYING",
+         *                 "ERROR"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "relativeHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "relativeMinuteToStart": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         },
+         *         "operation": {
+         *           "dishWasherOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "START",
+         *                 "STOP",
+         *                 "POWER_OFF",
+         *                 "CANCEL"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        DishWasherProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("RINSE_IS_NOT_ENOUGH" | "ERROR_DURING_CLEANING" | "CLEANING_IS_COMPLETE" | "SALT_REFILL_IS_NEEDED" | "WATER_LEAK_HAS_OCCURRED")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("HEATER_CIRCUIT_ERROR" | "BUBBLE_ERROR" | "WATER_LEAKAGE_ERROR" | "MOTOR_ERROR" | "WATER_SUPPLY_ERROR" | "WATER_DRAIN_ERROR" | "TEMPERATURE_SENSOR_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DishWasherStatus
+         * @description Status of a DEVICE_DISH_WASHER.
+         * @example {
+         *       "dishWashingCourse": {
+         *         "currentDishWashingCourse": "DELICATE"
+         *       },
+         *       "dishWashingStatus": {
+         *         "rinseRefill": false
+         *       },
+         *       "doorStatus": {
+         *         "doorState": "CLOSE"
+         *       },
+         *       "preference": {
+         *         "cleanLReminder": "CLEANLREMINDER_OFF",
+         *         "mCReminder": "MCREMINDER_OFF",
+         *         "rinseLevel": "RINSELEVEL_0",
+         *         "signalLevel": "SIGNALLEVEL_OFF",
+         *         "softeningLevel": "SOFTENINGLEVEL_0"
+         *       },
+         *       "runState": {
+         *         "currentState": "INITIAL"
+         *       },
+         *       "timer": {
+         *         "relativeHourToStart": 0,
+         *         "relativeMinuteToStart": 0,
+         *         "remainHour": 0,
+         *         "remainMinute": 0,
+         *         "totalHour": 0,
+         *         "totalMinute": 0
+         *       },
+         *       "remoteControlEnable": {
+         *         "remoteControlEnabled": true
+         *       }
+         *     }
+         */
+        DishWasherStatus: {
+            dishWashingCourse?: {
+                /** @enum {string} */
+                currentDishWashingCourse?: "DELICATE" | "TURBO" | "RINSE" | "REFRESH" | "HEAVY" | "NORMAL" | "AUTO" | "EXPRESS" | "MACHINE_CLEAN" | "DOWNLOAD_CYCLE";
+            } & {
+                [key: string]: unknown;
+            };
+            dishWashingStatus?: {
+                rinseRefill?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            doorStatus?: {
+                /** @enum {string} */
+                doorState?: "CLOSE" | "OPEN";
+            } & {
+                [key: string]: unknown;
+            };
+            preference?: {
+                /** @enum {string} */
+                cleanLReminder?: "CLEANLREMINDER_OFF" | "CLEANLREMINDER_ON";
+                /** @enum {string} */
+                mCReminder?: "MCREMINDER_ON" | "MCREMINDER_OFF";
+                /** @enum {string} */
+                rinseLevel?: "RINSELEVEL_4" | "RINSELEVEL_0" | "RINSELEVEL_1" | "RINSELEVEL_2" | "RINSELEVEL_3";
+                /** @enum {string} */
+                signalLevel?: "SIGNALLEVEL_ON" | "SIGNALLEVEL_OFF";
+                /** @enum {string} */
+                softeningLevel?: "SOFTENINGLEVEL_4" | "SOFTENINGLEVEL_2" | "SOFTENINGLEVEL_3" | "SOFTENINGLEVEL_1" | "SOFTENINGLEVEL_0";
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "POWER_FAIL" | "INITIAL" | "CANCEL" | "PAUSE" | "RUNNING" | "RESERVED" | "POWER_OFF" | "NIGHT_DRY" | "RINSING" | "END" | "DRYING" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeMinuteToStart?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DishWasherControl
+         * @description Control of a DEVICE_DISH_WASHER.
+         */
+        DishWasherControl: {
+            timer?: {
+                relativeHourToStart?: number;
+            };
+            operation?: {
+                /** @enum {string} */
+                dishWasherOperationMode?: "START" | "STOP" | "POWER_OFF" | "CANCEL";
+            };
+        };
+        /**
+         * StylerProfile
+         * @description Profile of a DEVICE_STYLER.
+         * @example {
+         *       "property": {
+         *         "runState": {
+         *           "currentState": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 "SLEEP",
+         *                 "RUNNING",
+         *                 "STAY",
+         *                 "RESERVED",
+         *                 "INITIAL",
+         *                 "POWER_OFF",
+         *                 "DRYING",
+         *                 "COOLING",
+         *                 "END_COOLING",
+         *                 "COMPLETE",
+         *                 "STERILIZE",
+         *                 "PAUSE",
+         *                 "NIGHT_DRY",
+         *                 "RUNNING_END",
+         *                 "PREHEAT",
+         *                 "DIAGNOSIS",
+         *                 "PRESTEAM",
+         *                 "STEAM",
+         *                 "FOTA",
+         *                 "ERROR"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "stylerOperationMode": {
+         *             "type": "enum",
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "w": [
+         *                 "POWER_OFF",
+         *                 "STOP",
+         *                 "START",
+         *                 "WAKE_UP"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": {
+         *             "type": "boolean",
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "value": {
+         *               "r": [
+         *                 true,
+         *                 false
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "relativeHourToStop": {
+         *             "type": "range",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": {
+         *                 "min": 3,
+         *                 "max": 19
+         *               },
+         *               "w": {
+         *                 "min": 3,
+         *                 "max": 19
+         *               }
+         *             }
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "remainHour": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "remainMinute": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "totalHour": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           },
+         *           "totalMinute": {
+         *             "type": "number",
+         *             "mode": [
+         *               "r"
+         *             ]
+         *           }
+         *         }
+         *       },
+         *       "notification": {
+         *         "push": [
+         *           "STYLING_IS_COMPLETE",
+         *           "ERROR_HAS_OCCURRED"
+         *         ]
+         *       },
+         *       "error": [
+         *         "NEED_WATER_DRAIN",
+         *         "DOOR_CLOSE_ERROR",
+         *         "TEMPERATURE_SENSOR_ERROR",
+         *         "WATER_LEAKS_ERROR",
+         *         "WATER_LEVEL_SENSOR_ERROR",
+         *         "STEAM_HEAT_ERROR",
+         *         "LE_ERROR",
+         *         "LE2_ERROR",
+         *         "DOOR_OPEN_ERROR",
+         *         "NEED_WATER_REPLENISHMENT"
+         *       ]
+         *     }
+         */
+        StylerProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("STYLING_IS_COMPLETE" | "ERROR_HAS_OCCURRED")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("NEED_WATER_DRAIN" | "DOOR_CLOSE_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "WATER_LEAKS_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "STEAM_HEAT_ERROR" | "LE_ERROR" | "LE2_ERROR" | "DOOR_OPEN_ERROR" | "NEED_WATER_REPLENISHMENT")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * StylerStatus
+         * @description Status of a DEVICE_STYLER.
+         * @example {
+         *       "runState": {
+         *         "currentState": "INITIAL"
+         *       },
+         *       "remoteControlEnable": {
+         *         "remoteControlEnabled": true
+         *       },
+         *       "timer": {
+         *         "relativeHourToStop": 3,
+         *         "relativeMinuteToStop": 0,
+         *         "remainHour": 0,
+         *         "remainMinute": 0,
+         *         "totalHour": 0,
+         *         "totalMinute": 0
+         *       }
+         *     }
+         */
+        StylerStatus: {
+            runState?: {
+                /** @enum {string} */
+                currentState?: "SLEEP" | "RUNNING" | "STAY" | "RESERVED" | "INITIAL" | "POWER_OFF" | "DRYING" | "COOLING" | "END_COOLING" | "COMPLETE" | "STERILIZE" | "PAUSE" | "NIGHT_DRY" | "RUNNING_END" | "PREHEAT" | "DIAGNOSIS" | "PRESTEAM" | "STEAM" | "FOTA" | "ERROR";
+            } & {
+                [key: string]: unknown;
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * StylerControl
+         * @description Control of a DEVICE_STYLER.
+         */
+        StylerControl: {
+            operation?: {
+                /** @enum {string} */
+                stylerOperationMode?: "POWER_OFF" | "STOP" | "START" | "WAKE_UP";
+            };
+            timer?: {
+                relativeHourToStop?: number;
+            };
+        };
+        /**
+         * WaterPurifierProfile
+         * @description Profile of a DEVICE_WATER_PURIFIER.
+         * @example {
+         *       "property": {
+         *         "runState": {
+         *           "cockState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "CLEANING",
+         *                 "NORMAL"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "waterInfo": {
+         *           "waterType": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "list",
+         *             "value": {
+         *               "r": [
+         *                 "COLD",
+         *                 "NORMAL",
+         *                 "HOT",
+         *                 "SODA"
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        WaterPurifierProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * WaterPurifierStatus
+         * @description Status of a DEVICE_WATER_PURIFIER.
+         * @example {
+         *       "runState": {
+         *         "cockState": "CLEANING"
+         *       },
+         *       "waterInfo": {
+         *         "waterType": [
+         *           "COLD",
+         *           "NORMAL",
+         *           "HOT",
+         *           "SODA"
+         *         ]
+         *       }
+         *     }
+         */
+        WaterPurifierStatus: {
+            runState?: {
+                /** @enum {string} */
+                cockState?: "CLEANING" | "NORMAL";
+            } & {
+                [key: string]: unknown;
+            };
+            waterInfo?: {
+                waterType?: ("COLD" | "NORMAL" | "HOT" | "SODA")[];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DehumidifierProfile
+         * @description Profile of a DEVICE_DEHUMIDIFIER.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "WATER_IS_FULL"
+         *         ]
+         *       },
+         *       "property": {
+         *         "airFlow": {
+         *           "windStrengthLevel": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "LOW",
+         *                 "HIGH"
+         *               ],
+         *               "w": [
+         *                 "LOW",
+         *                 "HIGH"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "dehumidifierOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "dehumidifierJobMode": {
+         *           "currentJobMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SMART_HUMIDITY",
+         *                 "INTENSIVE_DRY",
+         *                 "RAPID_HUMIDITY",
+         *                 "QUIET_HUMIDITY",
+         *                 "CLOTHES_DRY"
+         *               ],
+         *               "w": [
+         *                 "SMART_HUMIDITY",
+         *                 "INTENSIVE_DRY",
+         *                 "RAPID_HUMIDITY",
+         *                 "QUIET_HUMIDITY",
+         *                 "CLOTHES_DRY"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "humidity": {
+         *           "currentHumidity": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 100,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "targetHumidity": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 70,
+         *                 "min": 30,
+         *                 "step": 5
+         *               },
+         *               "w": {
+         *                 "max": 70,
+         *                 "min": 30,
+         *                 "step": 5
+         *               }
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "WATER_IS_FULL"
+         *         ]
+         *       },
+         *       "property": {
+         *         "airFlow": {
+         *           "windStrength": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "LOW",
+         *                 "HIGH"
+         *               ],
+         *               "w": [
+         *                 "LOW",
+         *                 "HIGH"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "dehumidifierJobMode": {
+         *           "currentJobMode": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "QUIET_HUMIDITY",
+         *                 "CLOTHES_DRY",
+         *                 "INTENSIVE_DRY",
+         *                 "SMART_HUMIDITY",
+         *                 "RAPID_HUMIDITY",
+         *                 "AIR_CLEAN"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "humidity": {
+         *           "currentHumidity": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 100,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "targetHumidity": {
+         *             "type": "range",
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "value": {
+         *               "r": {
+         *                 "max": 70,
+         *                 "min": 30,
+         *                 "step": 5
+         *               },
+         *               "w": {
+         *                 "max": 70,
+         *                 "min": 30,
+         *                 "step": 5
+         *               }
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "dehumidifierOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "absoluteHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteStartTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           },
+         *           "absoluteStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        DehumidifierProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: "WATER_IS_FULL"[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * DehumidifierStatus
+         * @description Status of a DEVICE_DEHUMIDIFIER.
+         * @example {
+         *       "airFlow": {
+         *         "windStrengthLevel": "HIGH"
+         *       },
+         *       "operation": {
+         *         "dehumidifierOperationMode": "POWER_ON"
+         *       },
+         *       "dehumidifierJobMode": {
+         *         "currentJobMode": "SMART_HUMIDITY"
+         *       },
+         *       "humidity": {
+         *         "currentHumidity": 80,
+         *         "targetHumidity": 55
+         *       }
+         *     }
+         */
+        DehumidifierStatus: ({
+            airFlow?: {
+                /** @enum {string} */
+                windStrengthLevel?: "LOW" | "HIGH";
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                dehumidifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            dehumidifierJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "SMART_HUMIDITY" | "INTENSIVE_DRY" | "RAPID_HUMIDITY" | "QUIET_HUMIDITY" | "CLOTHES_DRY";
+            } & {
+                [key: string]: unknown;
+            };
+            humidity?: {
+                currentHumidity?: number;
+                /** @description in steps of 5 from 30 */
+                targetHumidity?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "HIGH";
+            } & {
+                [key: string]: unknown;
+            };
+            dehumidifierJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "QUIET_HUMIDITY" | "CLOTHES_DRY" | "INTENSIVE_DRY" | "SMART_HUMIDITY" | "RAPID_HUMIDITY" | "AIR_CLEAN";
+            } & {
+                [key: string]: unknown;
+            };
+            humidity?: {
+                currentHumidity?: number;
+                /** @description in steps of 5 from 30 */
+                targetHumidity?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                dehumidifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                absoluteHourToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStart?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "SET" | "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "SET" | "UNSET";
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        });
+        /**
+         * DehumidifierControl
+         * @description Control of a DEVICE_DEHUMIDIFIER.
+         */
+        DehumidifierControl: {
+            airFlow?: {
+                /** @enum {string} */
+                windStrengthLevel?: "LOW" | "HIGH";
+            };
+            operation?: {
+                /** @enum {string} */
+                dehumidifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+            dehumidifierJobMode?: {
+                /** @enum {string} */
+                currentJobMode?: "SMART_HUMIDITY" | "INTENSIVE_DRY" | "RAPID_HUMIDITY" | "QUIET_HUMIDITY" | "CLOTHES_DRY";
+            };
+            humidity?: {
+                /** @description in steps of 5 from 30 */
+                targetHumidity?: number;
+            };
+        } | {
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "LOW" | "HIGH";
+            };
+            humidity?: {
+                /** @description in steps of 5 from 30 */
+                targetHumidity?: number;
+            };
+            operation?: {
+                /** @enum {string} */
+                dehumidifierOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+            timer?: {
+                absoluteHourToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStart?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "UNSET";
+            };
+        };
+        /**
+         * CeilingFanProfile
+         * @description Profile of a DEVICE_CEILING_FAN.
+         * @example {
+         *       "property": {
+         *         "airFlow": {
+         *           "windStrength": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "TURBO",
+         *                 "HIGH",
+         *                 "LOW",
+         *                 "MID"
+         *               ],
+         *               "w": [
+         *                 "TURBO",
+         *                 "HIGH",
+         *                 "LOW",
+         *                 "MID"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "operation": {
+         *           "ceilingfanOperationMode": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ],
+         *               "w": [
+         *                 "POWER_ON",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        CeilingFanProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: string[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CeilingFanStatus
+         * @description Status of a DEVICE_CEILING_FAN.
+         * @example {
+         *       "airFlow": {
+         *         "windStrength": "LOW"
+         *       },
+         *       "operation": {
+         *         "ceilingfanOperationMode": "POWER_ON"
+         *       }
+         *     }
+         */
+        CeilingFanStatus: {
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "TURBO" | "HIGH" | "LOW" | "MID";
+            } & {
+                [key: string]: unknown;
+            };
+            operation?: {
+                /** @enum {string} */
+                ceilingfanOperationMode?: "POWER_ON" | "POWER_OFF";
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CeilingFanControl
+         * @description Control of a DEVICE_CEILING_FAN.
+         */
+        CeilingFanControl: {
+            airFlow?: {
+                /** @enum {string} */
+                windStrength?: "TURBO" | "HIGH" | "LOW" | "MID";
+            };
+            operation?: {
+                /** @enum {string} */
+                ceilingfanOperationMode?: "POWER_ON" | "POWER_OFF";
+            };
+        };
+        /**
+         * WashtowerWasherProfile
+         * @description Profile of a DEVICE_WASHTOWER_WASHER.
+         * @example {
+         *       "error": [
+         *         "TEMPERATURE_SENSOR_ERROR",
+         *         "WATER_SUPPLY_ERROR",
+         *         "LOCKED_MOTOR_ERROR",
+         *         "DOOR_OPEN_ERROR",
+         *         "WATER_LEVEL_SENSOR_ERROR",
+         *         "OUT_OF_BALANCE_ERROR",
+         *         "OVERFILL_ERROR",
+         *         "POWER_FAIL_ERROR",
+         *         "UNABLE_TO_LOCK_ERROR",
+         *         "WATER_DRAIN_ERROR"
+         *       ],
+         *       "notification": {
+         *         "push": [
+         *           "WASHING_IS_COMPLETE",
+         *           "ERROR_DURING_WASHING"
+         *         ]
+         *       },
+         *       "property": [
+         *         {
+         *           "detergent": {
+         *             "detergentSetting": "NORMAL"
+         *           },
+         *           "cycle": {
+         *             "cycleCount": {
+         *               "type": "number",
+         *               "mode": [
+         *                 "r"
+         *               ]
+         *             }
+         *           },
+         *           "location": {
+         *             "locationName": "MAIN"
+         *           },
+         *           "operation": {
+         *             "washerOperationMode": {
+         *               "mode": [
+         *                 "w"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "w": [
+         *                   "START",
+         *                   "STOP",
+         *                   "POWER_OFF"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "remoteControlEnable": {
+         *             "remoteControlEnabled": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "boolean",
+         *               "value": {
+         *                 "r": [
+         *                   false,
+         *                   true
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "runState": {
+         *             "currentState": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "enum",
+         *               "value": {
+         *                 "r": [
+         *                   "POWER_OFF",
+         *                   "INITIAL",
+         *                   "ADD_DRAIN",
+         *                   "SPINNING",
+         *                   "FROZEN_PREVENT_RUNNING",
+         *                   "RESERVED",
+         *                   "PAUSE",
+         *                   "DRYING",
+         *                   "REFRESHING",
+         *                   "RINSING",
+         *                   "RINSE_HOLD",
+         *                   "FROZEN_PREVENT_INITIAL",
+         *                   "ERROR",
+         *                   "FROZEN_PREVENT_PAUSE",
+         *                   "DETERGENT_AMOUNT",
+         *                   "END",
+         *                   "DETECTING",
+         *                   "RUNNING",
+         *                   "PREWASH"
+         *                 ]
+         *               }
+         *             }
+         *           },
+         *           "timer": {
+         *             "relativeHourToStop": {
+         *               "mode": [
+         *                 "r",
+         *                 "w"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 3,
+         *                   "step": 1
+         *                 },
+         *                 "w": {
+         *                   "except": [],
+         *                   "max": 19,
+         *                   "min": 3,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "relativeMinuteToStop": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "remainMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalHour": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 30,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             },
+         *             "totalMinute": {
+         *               "mode": [
+         *                 "r"
+         *               ],
+         *               "type": "range",
+         *               "value": {
+         *                 "r": {
+         *                   "except": [],
+         *                   "max": 59,
+         *                   "min": 0,
+         *                   "step": 1
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        WashtowerWasherProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("WASHING_IS_COMPLETE" | "ERROR_DURING_WASHING")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("TEMPERATURE_SENSOR_ERROR" | "WATER_SUPPLY_ERROR" | "LOCKED_MOTOR_ERROR" | "DOOR_OPEN_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "OVERFILL_ERROR" | "POWER_FAIL_ERROR" | "UNABLE_TO_LOCK_ERROR" | "WATER_DRAIN_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * WashtowerWasherStatus
+         * @description Status of a DEVICE_WASHTOWER_WASHER.
+         * @example [
+         *       {
+         *         "location": {
+         *           "locationName": "MAIN"
+         *         },
+         *         "detergent": {
+         *           "detergentSetting": "NORMAL"
+         *         },
+         *         "cycle": {
+         *           "cycleCount": 0
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": true
+         *         },
+         *         "runState": {
+         *           "currentState": "INITIAL"
+         *         },
+         *         "timer": {
+         *           "relativeHourToStop": 3,
+         *           "relativeMinuteToStop": 0,
+         *           "remainHour": 0,
+         *           "remainMinute": 0,
+         *           "totalHour": 0,
+         *           "totalMinute": 0
+         *         }
+         *       }
+         *     ]
+         */
+        WashtowerWasherStatus: ({
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            detergent?: {
+                /** @constant */
+                detergentSetting?: "NORMAL";
+            } & {
+                [key: string]: unknown;
+            };
+            cycle?: {
+                cycleCount?: number;
+            } & {
+                [key: string]: unknown;
+            };
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "POWER_OFF" | "INITIAL" | "ADD_DRAIN" | "SPINNING" | "FROZEN_PREVENT_RUNNING" | "RESERVED" | "PAUSE" | "DRYING" | "REFRESHING" | "RINSING" | "RINSE_HOLD" | "FROZEN_PREVENT_INITIAL" | "ERROR" | "FROZEN_PREVENT_PAUSE" | "DETERGENT_AMOUNT" | "END" | "DETECTING" | "RUNNING" | "PREWASH";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        })[];
+        /**
+         * WashtowerWasherControl
+         * @description Control of a DEVICE_WASHTOWER_WASHER.
+         */
+        WashtowerWasherControl: {
+            location?: {
+                /** @constant */
+                locationName: "MAIN";
+            };
+            operation?: {
+                /** @enum {string} */
+                washerOperationMode?: "START" | "STOP" | "POWER_OFF";
+            };
+            timer?: {
+                relativeHourToStop?: number;
+            };
+        };
+        /**
+         * WashtowerDryerProfile
+         * @description Profile of a DEVICE_WASHTOWER_DRYER.
+         * @example {
+         *       "notification": {
+         *         "push": [
+         *           "DRYING_IS_COMPLETE",
+         *           "ERROR_DURING_DRYING"
+         *         ]
+         *       },
+         *       "property": {
+         *         "operation": {
+         *           "dryerOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "START",
+         *                 "STOP",
+         *                 "POWER_OFF",
+         *                 "POWER_ON"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "runState": {
+         *           "currentState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "POWER_OFF",
+         *                 "INITIAL",
+         *                 "RUNNING",
+         *                 "PAUSE",
+         *                 "COOLING",
+         *                 "END",
+         *                 "ERROR",
+         *                 "RESERVED",
+         *                 "SLEEP"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "relativeHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 19,
+         *                 "min": 1,
+         *                 "step": 1
+         *               },
+         *               "w": {
+         *                 "except": [],
+         *                 "max": 19,
+         *                 "min": 1,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "relativeMinuteToStart": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 30,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 19,
+         *                 "min": 1,
+         *                 "step": 1
+         *               },
+         *               "w": {
+         *                 "except": [],
+         *                 "max": 19,
+         *                 "min": 1,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 59,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "remainHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 30,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "remainMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 59,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "totalHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 30,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           },
+         *           "totalMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "except": [],
+         *                 "max": 59,
+         *                 "min": 0,
+         *                 "step": 1
+         *               }
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "error": [
+         *         "DRAINMOTOR_ERROR",
+         *         "COMPRESSOR_ERROR",
+         *         "DOOR_LOCK_ERROR",
+         *         "MOTOR_LOCK_ERROR",
+         *         "HIGH_TEMPERATURE_DETECTION_ERROR",
+         *         "FAN_MOTOR_ERROR",
+         *         "DOOR_SENSOR_ERROR",
+         *         "DOOR_OPEN_ERROR",
+         *         "NO_FILTER_ERROR",
+         *         "TEMPERATURE_SENSOR_ERROR",
+         *         "EMPTY_WATER_ALERT_ERROR"
+         *       ],
+         *       "notification": {
+         *         "push": [
+         *           "DRYING_IS_COMPLETE",
+         *           "DRYING_FAILED"
+         *         ]
+         *       },
+         *       "property": {
+         *         "operation": {
+         *           "dryerOperationMode": {
+         *             "mode": [
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "w": [
+         *                 "START",
+         *                 "STOP",
+         *                 "POWER_OFF"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "remoteControlEnable": {
+         *           "remoteControlEnabled": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "boolean",
+         *             "value": {
+         *               "r": [
+         *                 false,
+         *                 true
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "runState": {
+         *           "currentState": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "INITIAL",
+         *                 "RESERVED",
+         *                 "ERROR",
+         *                 "END",
+         *                 "PAUSE",
+         *                 "RUNNING",
+         *                 "DETECTING",
+         *                 "POWER_OFF",
+         *                 "COOLING",
+         *                 "WRINKLE_CARE"
+         *               ]
+         *             }
+         *           }
+         *         },
+         *         "timer": {
+         *           "relativeHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "range",
+         *             "value": {
+         *               "r": {
+         *                 "max": 19,
+         *                 "min": 3
+         *               },
+         *               "w": {
+         *                 "max": 19,
+         *                 "min": 3
+         *               }
+         *             }
+         *           },
+         *           "relativeMinuteToStop": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "remainMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalHour": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "totalMinute": {
+         *             "mode": [
+         *               "r"
+         *             ],
+         *             "type": "number"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        WashtowerDryerProfile: {
+            /** @description Resources of property descriptors; an array of locations keyed by location.locationName for washers and ovens. */
+            property: {
+                [key: string]: unknown;
+            } | {
+                [key: string]: unknown;
+            }[];
+            notification?: {
+                push?: ("DRYING_IS_COMPLETE" | "ERROR_DURING_DRYING" | "DRYING_FAILED")[];
+            } & {
+                [key: string]: unknown;
+            };
+            error?: ("DRAINMOTOR_ERROR" | "COMPRESSOR_ERROR" | "DOOR_LOCK_ERROR" | "MOTOR_LOCK_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "FAN_MOTOR_ERROR" | "DOOR_SENSOR_ERROR" | "DOOR_OPEN_ERROR" | "NO_FILTER_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "EMPTY_WATER_ALERT_ERROR")[];
+            extensionProperty?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * WashtowerDryerStatus
+         * @description Status of a DEVICE_WASHTOWER_DRYER.
+         * @example {
+         *       "remoteControlEnable": {
+         *         "remoteControlEnabled": true
+         *       },
+         *       "runState": {
+         *         "currentState": "INITIAL"
+         *       },
+         *       "timer": {
+         *         "relativeHourToStart": 1,
+         *         "relativeMinuteToStart": 0,
+         *         "relativeHourToStop": 1,
+         *         "relativeMinuteToStop": 0,
+         *         "remainHour": 0,
+         *         "remainMinute": 41,
+         *         "totalHour": 0,
+         *         "totalMinute": 41
+         *       }
+         *     }
+         */
+        WashtowerDryerStatus: ({
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "POWER_OFF" | "INITIAL" | "RUNNING" | "PAUSE" | "COOLING" | "END" | "ERROR" | "RESERVED" | "SLEEP";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeMinuteToStart?: number;
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            remoteControlEnable?: {
+                remoteControlEnabled?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+            runState?: {
+                /** @enum {string} */
+                currentState?: "INITIAL" | "RESERVED" | "ERROR" | "END" | "PAUSE" | "RUNNING" | "DETECTING" | "POWER_OFF" | "COOLING" | "WRINKLE_CARE";
+            } & {
+                [key: string]: unknown;
+            };
+            timer?: {
+                relativeHourToStop?: number;
+                relativeMinuteToStop?: number;
+                remainHour?: number;
+                remainMinute?: number;
+                totalHour?: number;
+                totalMinute?: number;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        });
+        /**
+         * WashtowerDryerControl
+         * @description Control of a DEVICE_WASHTOWER_DRYER.
+         */
+        WashtowerDryerControl: {
+            operation?: {
+                /** @enum {string} */
+                dryerOperationMode?: "START" | "STOP" | "POWER_OFF" | "POWER_ON";
+            };
+            timer?: {
+                relativeHourToStart?: number;
+                relativeHourToStop?: number;
+            };
+        } | {
+            operation?: {
+                /** @enum {string} */
+                dryerOperationMode?: "START" | "STOP" | "POWER_OFF";
+            };
+            timer?: {
+                relativeHourToStop?: number;
+            };
+        };
+        /** DeviceRegisteredMessage */
+        DeviceRegisteredMessage: {
+            /** @description Unique per message; the same on every retry (also header webhook-id). */
+            messageId: string;
+            /**
+             * @description When the message was produced: UTC, ISO 8601 without zone, microseconds
+             * @example 2025-01-09T04:24:35.540658
+             */
+            timestamp: string;
+            push: {
+                /** @constant */
+                pushType: "DEVICE_REGISTERED";
+                /** @description The service the message is for. */
+                serviceId: string;
+                deviceId: string;
+                /** @description The user whose device it is. */
+                userNumber: string;
+                modelName: string;
+                deviceType: components["schemas"]["DeviceType"];
+                alias: string;
+            };
+        };
+        /** DeviceUnregisteredMessage */
+        DeviceUnregisteredMessage: {
+            /** @description Unique per message; the same on every retry (also header webhook-id). */
+            messageId: string;
+            /**
+             * @description When the message was produced: UTC, ISO 8601 without zone, microseconds
+             * @example 2025-01-09T04:24:35.540658
+             */
+            timestamp: string;
+            push: {
+                /** @constant */
+                pushType: "DEVICE_UNREGISTERED";
+                /** @description The service the message is for. */
+                serviceId: string;
+                deviceId: string;
+                /** @description The user whose device it is. */
+                userNumber: string;
+                deviceType: components["schemas"]["DeviceType"];
+                alias: string;
+            };
+        };
+        /** DeviceAliasChangedMessage */
+        DeviceAliasChangedMessage: {
+            /** @description Unique per message; the same on every retry (also header webhook-id). */
+            messageId: string;
+            /**
+             * @description When the message was produced: UTC, ISO 8601 without zone, microseconds
+             * @example 2025-01-09T04:24:35.540658
+             */
+            timestamp: string;
+            push: {
+                /** @constant */
+                pushType: "DEVICE_ALIAS_CHANGED";
+                /** @description The service the message is for. */
+                serviceId: string;
+                deviceId: string;
+                /** @description The user whose device it is. */
+                userNumber: string;
+                /** @description The new alias. */
+                alias: string;
+            };
+        };
+        /** DevicePushMessage */
+        DevicePushMessage: {
+            /** @description Unique per message; the same on every retry (also header webhook-id). */
+            messageId: string;
+            /**
+             * @description When the message was produced: UTC, ISO 8601 without zone, microseconds
+             * @example 2025-01-09T04:24:35.540658
+             */
+            timestamp: string;
+            push: {
+                /** @constant */
+                pushType: "DEVICE_PUSH";
+                /** @description The service the message is for. */
+                serviceId: string;
+                deviceId: string;
+                /** @example WASHING_IS_COMPLETE */
+                pushCode: string;
+                deviceType: components["schemas"]["DeviceType"];
+                /** @description The userNumbers of the service's users who subscribed to this device. */
+                userList: string[];
+            };
+        };
+        /** DeviceStatusMessage */
+        DeviceStatusMessage: {
+            /** @description Unique per message; the same on every retry (also header webhook-id). */
+            messageId: string;
+            /**
+             * @description When the message was produced: UTC, ISO 8601 without zone, microseconds
+             * @example 2025-01-09T04:24:35.540658
+             */
+            timestamp: string;
+            event: {
+                /** @constant */
+                pushType: "DEVICE_STATUS";
+                /** @description The service the message is for. */
+                serviceId: string;
+                deviceId: string;
+                deviceType: components["schemas"]["DeviceType"];
+                /** @description Only the changed part, in status shape. */
+                report: components["schemas"]["DeviceStatus"];
+                /** @description The userNumbers of the service's users who subscribed to this device. */
+                userList: string[];
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -1478,4 +6798,1442 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listDevices: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            deviceId: string;
+                            deviceInfo: {
+                                /** @example DEVICE_WASHER */
+                                deviceType: string;
+                                modelName: string;
+                                alias: string;
+                                /** @description This service holds an unexpired event subscription for the device. */
+                                reportable: boolean;
+                                /** @description Washtower halves only: the pair shares it. */
+                                groupId?: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            userNumber: string;
+                        };
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    disconnectUser: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: Record<string, never>;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPushSubscriptions: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            deviceId: string;
+                        }[] | null;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEventSubscriptions: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            deviceId: string;
+                            /**
+                             * @description ISO 8601 UTC
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            expiresAt: string;
+                        }[] | null;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDeviceProfile: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: components["schemas"]["DeviceProfile"];
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDeviceStatus: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: components["schemas"]["DeviceStatus"];
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1222` The device is not connected. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    controlDevice: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+                /** @description With `true`, the command is refused (2301–2305) when the device cannot apply it now. */
+                "x-conditional-control"?: "true" | "false";
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A partial status holding only writable properties plus addressing keys (locationName, location.locationName, unit). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operation": {
+                 *         "washerOperationMode": "START"
+                 *       },
+                 *       "location": {
+                 *         "locationName": "MAIN"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeviceControl"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: components["schemas"]["DeviceStatus"];
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. `1102` A body value is not permitted: out of range, not in the enum, wrong type, or a bad expire. `2201` The command controls a property the profile declares read-only. `2207` The command names a resource or property not in the profile, or the type has no writable property. `2208` The device refused the command. `2209` The device did not answer within the control timeout. `2301` Conditional control: remote control is off. `2302` Conditional control: the command is not valid in the current run state. `2303` Conditional control: the device is in an error state. `2304` Conditional control: the device is powered off and the command does not power it on. `2305` Conditional control: the command is not valid in the current mode. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1222` The device is not connected. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    subscribePush: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: Record<string, never>;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1207` The service already subscribed push for the device. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    unsubscribePush: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: Record<string, never>;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1206` There is no push subscription for the device. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    subscribeEvents: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expire?: {
+                        /**
+                         * @description Default HOUR.
+                         * @enum {string}
+                         */
+                        unit?: "MINUTE" | "HOUR" | "DAY";
+                        /** @description Default 1; the whole expiry is at most 4464 hours. */
+                        timer?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: Record<string, never>;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. `1102` A body value is not permitted: out of range, not in the enum, wrong type, or a bad expire. `1312` Too many event subscriptions for this service and user. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    unsubscribeEvents: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path: {
+                /** @description The device id: 1 to 128 of A-Z, a-z, 0-9, _ and -. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: Record<string, never>;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. `1224` The device id is malformed. `1210` A device operation came before this service called GET /devices for this user. `1205` The device is not registered to this user. `1204` There is no event subscription for the device. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1221` The device's type is not in the service's allowedDevices. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    onDeviceRegistered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The messageId, the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret. */
+                "webhook-signature": string;
+                /** @description Per (service, device), increasing in the order the messages occurred. */
+                "webhook-sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceRegisteredMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled; its messages are held until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (3xx included), or no answer in time: the message is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDeviceUnregistered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The messageId, the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret. */
+                "webhook-signature": string;
+                /** @description Per (service, device), increasing in the order the messages occurred. */
+                "webhook-sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceUnregisteredMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled; its messages are held until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (3xx included), or no answer in time: the message is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDeviceAliasChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The messageId, the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret. */
+                "webhook-signature": string;
+                /** @description Per (service, device), increasing in the order the messages occurred. */
+                "webhook-sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceAliasChangedMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled; its messages are held until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (3xx included), or no answer in time: the message is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDevicePush: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The messageId, the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret. */
+                "webhook-signature": string;
+                /** @description Per (service, device), increasing in the order the messages occurred. */
+                "webhook-sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DevicePushMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled; its messages are held until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (3xx included), or no answer in time: the message is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDeviceStatus: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The messageId, the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per current secret. */
+                "webhook-signature": string;
+                /** @description Per (service, device), increasing in the order the messages occurred. */
+                "webhook-sequence": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceStatusMessage"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled; its messages are held until it is enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (3xx included), or no answer in time: the message is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}
