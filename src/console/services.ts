@@ -10,15 +10,15 @@ import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
 import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
 import { healthBadge } from './overview.js';
 
-/**
- * Redirect URIs of the service as an OAuth client (DESIGN G, issue 13): shown here once the
- * authorization server keeps them.
- */
-function redirectUris(): Html {
-  return html`<span class="muted">— (set with the OAuth authorization server)</span>`;
+/** Redirect URIs of the service as an OAuth client (DESIGN G): shown, and replaced from a form (one per line). */
+function redirectUrisForm(viewer: Viewer, base: string, uris: string[]): Html {
+  return html`<form method="post" action="${base}/redirect-uris">${csrf(viewer)}
+<label for="${base}-redirect-uris">redirect URIs</label>
+<textarea id="${base}-redirect-uris" name="redirectUris" rows="${Math.max(2, uris.length + 1)}" cols="40">${uris.join('\n')}</textarea>
+<button class="secondary" type="submit">Save redirect URIs</button></form>`;
 }
 
-function serviceRow(viewer: Viewer, entry: ServiceHealth): Html {
+function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string[]): Html {
   const { service } = entry;
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
   const toggle = service.enabled && entry.health.disabledAt === null
@@ -28,7 +28,7 @@ function serviceRow(viewer: Viewer, entry: ServiceHealth): Html {
 <td><strong>${service.name}</strong><br><code class="muted">${service.serviceId}</code><br><span class="muted">since ${when(service.createdAt)}</span></td>
 <td><details><summary>${service.allowedDevices.length} types</summary>${service.allowedDevices.map((t) => html`<div><code>${t}</code></div>`)}</details></td>
 <td><div>push: <code>${service.callbackUrl ?? '—'}</code></div><div>events: <code>${service.eventCallbackUrl ?? '(the push URL)'}</code></div>
-<div>redirect URIs: ${redirectUris()}</div></td>
+${redirectUrisForm(viewer, base, uris)}</td>
 <td>${healthBadge(entry)}</td>
 <td><div class="actions">${toggle}
 <form method="post" action="${base}/rotate-secret">${csrf(viewer)}<button class="secondary" type="submit">Rotate secret</button></form>
@@ -38,9 +38,10 @@ function serviceRow(viewer: Viewer, entry: ServiceHealth): Html {
 
 async function servicesPage(deps: ConsoleDeps, viewer: Viewer, outcome: Outcome | null): Promise<string> {
   const services = await servicesWithHealth(deps.ctx);
+  const uris = await Promise.all(services.map((s) => deps.ctx.accounts.redirectUris(s.service.serviceId)));
   const body = html`${outcomeBox(outcome)}
 <div class="scroll"><table><thead><tr><th>service</th><th>allowed types</th><th>callback URLs</th><th>endpoint</th><th></th></tr></thead>
-<tbody>${services.map((s) => serviceRow(viewer, s))}</tbody></table></div>
+<tbody>${services.map((s, i) => serviceRow(viewer, s, uris[i]!))}</tbody></table></div>
 ${services.length ? '' : html`<p class="muted">No service yet: create one with POST /admin/services or <code>appliance-cloud admin services create</code>.</p>`}`;
   return consolePage(viewer, 'services', 'Services', body);
 }
@@ -69,6 +70,15 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — the previous one signs for 24 h more.`;
     });
     reply.header('cache-control', 'no-store');
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+  });
+
+  app.post<Params>('/services/:serviceId/redirect-uris', async (request, reply) => {
+    const redirectUris = (field(request.body, 'redirectUris') ?? '').split(/\s+/).filter(Boolean);
+    const outcome = await outcomeOf(async () => {
+      const service = await accounts.updateService(request.params.serviceId, { redirectUris });
+      return `${service.name} now has ${redirectUris.length} redirect URI${redirectUris.length === 1 ? '' : 's'}.`;
+    });
     return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
   });
 }

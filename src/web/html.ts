@@ -57,7 +57,7 @@ header.site strong { color: var(--accent); }
 main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.4rem; }
 label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
-input, select, button { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: .35rem; max-width: 100%; }
+input, select, textarea, button { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: .35rem; max-width: 100%; }
 button, .button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: transparent; color: inherit; border-color: var(--line); }
 :focus-visible { outline: 3px solid #2563eb; outline-offset: 2px; }

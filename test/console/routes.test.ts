@@ -125,6 +125,19 @@ describe('forms', () => {
     expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(false);
   });
 
+  it("sets a service's OAuth redirect URIs, as the admin API shows them, and shows a refused one with its code", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    const uris = 'https://partner.example/callback\nhttp://127.0.0.1:3000/cb';
+    const done = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: uris });
+    expect(done.statusCode).toBe(200);
+    expect(done.body).toContain('https://partner.example/callback');
+    expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual(['https://partner.example/callback', 'http://127.0.0.1:3000/cb']);
+    const refused = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: 'not a url' });
+    expect(refused.body).toContain('1102');
+    expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual(['https://partner.example/callback', 'http://127.0.0.1:3000/cb']);
+  });
+
   it('shows a refused control with its code and message, and a control that applies', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_REFRIGERATOR'] });
     const fridge = world.devices[0]!.deviceId;
