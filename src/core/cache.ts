@@ -33,7 +33,7 @@ export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 
 export type LookupSource = Lookups & { readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'> };
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
-const LOOKUP_TTL_MS = 1000;
+export const LOOKUP_TTL_MS = 1000;
 /** Beyond this many entries per kind the oldest go: a bound on memory, not a working-set size. */
 const LOOKUP_CAPACITY = 20_000;
 

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOOKUP_TTL_MS } from '../../src/core/cache.js';
 import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 describe.skipIf(!process.env.TEST_DATABASE_URL?.startsWith('postgres'))('statements per partner request on PostgreSQL', () => {
@@ -36,6 +37,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL?.startsWith('postgres'))('stateme
 
   /** The statements a request sends, once `warm` (default: the same request) warmed the caches. */
   async function statementsOf(method: 'GET' | 'POST', url: string, payload?: unknown, warm = payload): Promise<number> {
+    // Cached lookups expire a TTL after they were read, however often they are hit since: once all
+    // expired, the warm-up reads them together, and the measured request comes well within their TTL.
+    await sleep(LOOKUP_TTL_MS);
     for (const _ of [1, 2]) {
       await send(method, url, warm);
       await quiet();

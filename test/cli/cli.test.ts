@@ -52,7 +52,7 @@ describe('appliance-cloud help (a real process)', () => {
   it('admin services create describes every option', async () => {
     const { stdout } = await runCli(['admin', 'services', 'create', '--help']);
     const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)(?: <\w+>)?( +\S.*)?$/gm)].map((m) => [m[1], Boolean(m[2])]);
-    expect(options).toEqual([['--name', true], ['--allowed-devices', true], ['--callback-url', true], ['--event-callback-url', true]]);
+    expect(options).toEqual([['--name', true], ['--allowed-devices', true], ['--callback-url', true], ['--event-callback-url', true], ['--redirect-uris', true]]);
   });
 });
 

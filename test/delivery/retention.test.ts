@@ -26,7 +26,9 @@ describe('MESSAGE_RETENTION', () => {
 
   it('refuses to start delivery when it is not a duration', async () => {
     const { store, close } = await testStore();
-    const started = startDelivery({ store, clock: systemClock, config: loadConfig('test', { MESSAGE_RETENTION: 'a week' }) });
+    // loadConfig refuses it first (test/config.test.ts); delivery checks a config built any other way too.
+    expect(() => loadConfig('test', { MESSAGE_RETENTION: 'a week' })).toThrow(ConfigError);
+    const started = startDelivery({ store, clock: systemClock, config: { ...loadConfig('test', {}), messageRetention: 'a week' } });
     await expect(started).rejects.toBeInstanceOf(ConfigError);
     await expect(started).rejects.toThrow(/^MESSAGE_RETENTION: "a week" is not a duration such as 7d/);
     await close();
