@@ -85,8 +85,8 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
     interactions: { url: (_ctx, interaction) => `${MOUNT}/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
-      // A client revokes only its own tokens (oidc-provider answers 200 for others, as RFC 7009 asks).
-      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      // A client revokes only its own tokens: oidc-provider refuses another client's.
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => PARTNER_RESOURCE,
