@@ -1,8 +1,9 @@
 /**
- * A partner app: lists the user's devices, subscribes to their pushes and status events, and prints
- * every verified webhook. Settings come from the environment (the sandbox prints them all).
+ * A partner app: links an owner with the device flow (or takes ACCESS_TOKEN, e.g. the sandbox's),
+ * lists their devices, subscribes to their pushes and status events, and prints every verified
+ * webhook. Settings come from the environment (the sandbox prints them all).
  */
-import { ApplianceCloud, isApplianceCloudError, type WebhookMessage } from '@appliance-cloud/client';
+import { ApplianceCloud, isApplianceCloudError, oauth, type TokenProvider, type WebhookMessage } from '@appliance-cloud/client';
 import { startNodeHttpReceiver } from '../receivers/node-http.js';
 
 function setting(name: string): string {
@@ -10,14 +11,21 @@ function setting(name: string): string {
   if (!value) throw new Error(`${name} is required`);
   return value;
 }
+const [baseUrl, serviceId, serviceKey] = [setting('APPLIANCE_CLOUD_URL'), setting('SERVICE_ID'), setting('SERVICE_KEY')];
 
-const client = new ApplianceCloud({
-  baseUrl: setting('APPLIANCE_CLOUD_URL'),
-  serviceId: setting('SERVICE_ID'),
-  serviceKey: setting('SERVICE_KEY'),
-  countryCode: setting('COUNTRY_CODE'),
-  accessToken: setting('ACCESS_TOKEN'),
-});
+/** The owner opens the printed page, signs in and types the code; the tokens then refresh themselves. */
+async function linkOwner(): Promise<TokenProvider> {
+  const [metadata, client] = [await oauth.discover(baseUrl), { clientId: serviceId, clientSecret: serviceKey }];
+  const started = await oauth.startDeviceAuthorization(metadata, client, ['devices', 'push', 'events']);
+  console.log(`to link your appliances, open ${started.verificationUri} and enter ${started.userCode}`);
+  let tokens = await oauth.pollDeviceToken(metadata, client, started);
+  // A real app keeps them in its database: the rotated refresh token must survive a restart.
+  return oauth.refreshingTokenProvider({ metadata, client, store: { load: async () => tokens, save: async (fresh) => void (tokens = fresh) } });
+}
+
+const accessToken = process.env.ACCESS_TOKEN;
+const tokenProvider = accessToken ? () => accessToken : await linkOwner();
+const client = new ApplianceCloud({ baseUrl, serviceId, serviceKey, countryCode: setting('COUNTRY_CODE'), tokenProvider });
 
 function print(message: WebhookMessage): void {
   if (message.pushType === 'DEVICE_STATUS') console.log(`DEVICE_STATUS ${message.event.deviceId} ${JSON.stringify(message.event.report)}`);

@@ -1,7 +1,7 @@
 /**
- * The OAuth helpers (DESIGN G): their pure parts, and the refresh against a loopback token endpoint
- * as RFC 6749 §6 describes one. Their end-to-end test against our authorization server waits for
- * issue 13's branch: the helpers follow RFC 6749, 7636, 8414 and 8628, not that server's code.
+ * The OAuth helpers (DESIGN G): their pure parts, and the wire details (concurrent refreshes,
+ * client_secret_basic encoding, polling) against a scripted loopback endpoint. linking.test.ts runs
+ * them end to end against the real authorization server.
  */
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';

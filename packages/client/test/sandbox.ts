@@ -13,6 +13,8 @@ export interface Sandbox {
   url: string;
   countryCode: string;
   credentials: SandboxCredentials;
+  /** The demo user's login to the OAuth pages, as the banner prints it. */
+  owner: { email: string; password: string };
   /** The demo world's devices, one of each type. */
   devices: { deviceType: string; deviceId: string }[];
   deviceOf(deviceType: string): string;
@@ -39,10 +41,12 @@ export async function startSandbox(env: Record<string, string> = {}): Promise<Sa
   const countryCode = /\(country ([A-Z]{2})\)/.exec(banner)![1]!;
   const devices = [...banner.matchAll(/^\s+(DEVICE_[A-Z_]+)\s+(\S+)$/gm)].map((m) => ({ deviceType: m[1]!, deviceId: m[2]! }));
   const credentials = readCredentials(credentialsPath(databaseUrl))!;
+  const owner = { email: /^\s+email\s+(\S+)$/m.exec(banner)![1]!, password: /^\s+password\s+(\S+)$/m.exec(banner)![1]! };
   return {
     url,
     countryCode,
     credentials,
+    owner,
     devices,
     deviceOf: (deviceType) => devices.find((d) => d.deviceType === deviceType)!.deviceId,
     client: (options = {}) =>
