@@ -85,17 +85,8 @@ export interface Device {
   createdAt: number;
 }
 
-export interface NewDevice {
-  deviceId: string;
-  deviceType: DeviceType;
-  modelName: string;
-  alias: string;
-  groupId: string | null;
-  secretHash: string;
-  virtual: boolean;
-  online: boolean;
-  status: DeviceStatus;
-}
+/** A device as registered: its first status, before it has users or a creation time. */
+export type NewDevice = Omit<Device, 'userNumbers' | 'createdAt'> & { status: DeviceStatus };
 
 export interface DeviceState {
   deviceId: string;
