@@ -1,4 +1,5 @@
 /** One delivery as `listen` prints it: a line a developer reads at a glance. Pure. */
+import { parseJsonText } from '../json.js';
 
 /** What a delivery was, for the line: the message's fields, and how it went. */
 export interface DeliverySummary {
@@ -42,10 +43,10 @@ function detail(payload: Record<string, unknown>): string {
 export function describeDelivery({ body, verified, reason, forwarded }: DeliverySummary): string {
   let payload: Record<string, unknown> = {};
   try {
-    const message = JSON.parse(body) as { push?: Record<string, unknown>; event?: Record<string, unknown> };
+    const message = parseJsonText(body) as { push?: Record<string, unknown>; event?: Record<string, unknown> };
     payload = message.push ?? message.event ?? {};
   } catch {
-    // Not JSON: still shown, as what it is.
+    // Not JSON, or nested past the limit: still shown, as what it is.
   }
   const parts = [
     String(payload.pushType ?? 'not a message'),

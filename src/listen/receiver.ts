@@ -47,10 +47,23 @@ async function forward(url: string, headers: IncomingHttpHeaders, body: Buffer):
   }
 }
 
+/** A delivery's body is one message of DESIGN A.8: a device's status is at most 32 KiB (J). */
+const BODY_LIMIT = 256 * 1024;
+
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // What the cloud sends is far smaller; anything else on this port is not buffered past the bound.
+      if (size > BODY_LIMIT) {
+        response.writeHead(413, { connection: 'close' }).end();
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
     request.on('end', () => {
       void (async () => {
         const raw = Buffer.concat(chunks);

@@ -21,4 +21,11 @@ describe('a delivery as listen prints it', () => {
       .toBe('DEVICE_ALIAS_CHANGED  d3  now "Den"  signature ✓  → not forwarded: ECONNREFUSED');
     expect(describeDelivery({ body: 'hello', verified: false, reason: 'missing-headers' })).toBe('not a message  -  signature ✗ (missing-headers)');
   });
+
+  it('a body nested past the JSON depth limit, or naming inherited names, is shown as not a message', () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    expect(describeDelivery({ body: deep, verified: false })).toBe('not a message  -  signature ✗ (no match)');
+    const inherited = JSON.stringify({ push: { constructor: 'x', __proto__: 'y' } });
+    expect(describeDelivery({ body: inherited, verified: false })).toBe('not a message  -  signature ✗ (no match)');
+  });
 });
