@@ -6,14 +6,13 @@
  * `fastify` & co. still resolve from the project's node_modules; it is removed when the run exits.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules', '.cache');
-const ASSET = /\.(sql|json)$/;
 
 /** Compiles src/ and returns the path of the CLI entry (`node <entry> serve`). */
 export function buildServer(): string {
@@ -25,15 +24,9 @@ export function buildServer(): string {
     stdio: 'inherit',
   });
   // What the code reads at run time, laid out as the published package (package.json "files"):
-  // data beside the modules, reference/ beside dist/, and the package.json that makes the .js
-  // files ESM and gives the version.
-  const src = join(ROOT, 'src');
-  for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !ASSET.test(entry.name)) continue;
-    const target = join(build, 'dist', relative(src, join(entry.parentPath, entry.name)));
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(join(entry.parentPath, entry.name), target);
-  }
+  // data beside the modules (the build's own copy step), reference/ beside dist/, and the
+  // package.json that makes the .js files ESM and gives the version.
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'copy-assets.mjs'), join(build, 'dist')], { stdio: 'inherit' });
   symlinkSync(join(ROOT, 'reference'), join(build, 'reference'));
   copyFileSync(join(ROOT, 'package.json'), join(build, 'package.json'));
   return join(build, 'dist', 'cli', 'index.js');
