@@ -15,16 +15,6 @@ export interface Access {
 
 export const FULL_ACCESS: Access = { scopes: new Set(SCOPES), deviceIds: null };
 
-/** The scope a partner route needs, by its method and path pattern; undefined: any token will do (GET /users, DELETE /user/service). */
-export function scopeOf(method: string, url: string | undefined): Scope | undefined {
-  if (url === undefined) return undefined;
-  if (url.startsWith('/push')) return 'push';
-  if (url.startsWith('/event')) return 'events';
-  if (url === '/devices/:deviceId' && method === 'POST') return 'control';
-  if (url.startsWith('/devices')) return 'devices';
-  return undefined;
-}
-
 /** 401 1308 naming the missing scope, when the token's scopes do not cover the route. */
 export function checkScope(access: Access, scope: Scope | undefined): void {
   if (scope === undefined || access.scopes.has(scope)) return;

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => s?.test.close());
 
 const codeFlow = (scope: string, share: 'all' | string[]) => flow(s, scope, share);
-const partner = (method: 'GET' | 'POST', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
+const partner = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
 const tokenRequest = (form: Record<string, string>, secret?: string) => tokens_(s, form, secret);
 
 describe('the authorization server metadata (RFC 8414)', () => {
@@ -58,6 +58,30 @@ describe('the code flow with PKCE', () => {
     expect(events.json().error.message).toContain('events');
     expect((await partner('POST', `/push/${s.washer}`, tokens.access_token)).statusCode).toBe(200);
     expect((await partner('GET', '/users', tokens.access_token)).json().response).toEqual({ userNumber: s.userNumber });
+  });
+
+  it('asks each partner route for the scope DESIGN G gives it, and GET /users for none', async () => {
+    const { callback, verifier, state } = await codeFlow('control', [s.washer]);
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    /** The scope a 1308 answer names as missing; null when the route let the token through its scope check. */
+    const missingScope = async (method: 'GET' | 'POST' | 'DELETE', url: string) => {
+      const { error } = (await partner(method, url, tokens.access_token)).json();
+      return error?.code === '1308' ? (/do not include (\w+)/.exec(error.message)?.[1] ?? error.message) : null;
+    };
+    const routes: ['GET' | 'POST' | 'DELETE', string, string | null][] = [
+      ['GET', '/devices', 'devices'],
+      ['GET', `/devices/profile/${s.washer}`, 'devices'],
+      ['GET', `/devices/${s.washer}`, 'devices'],
+      ['POST', `/devices/${s.washer}`, null],
+      ['GET', '/push', 'push'],
+      ['POST', `/push/${s.washer}`, 'push'],
+      ['DELETE', `/push/${s.washer}`, 'push'],
+      ['GET', '/event', 'events'],
+      ['POST', `/event/${s.washer}`, 'events'],
+      ['DELETE', `/event/${s.washer}`, 'events'],
+      ['GET', '/users', null],
+    ];
+    for (const [method, url, scope] of routes) expect([method, url, await missingScope(method, url)]).toEqual([method, url, scope]);
   });
 
   it('rotates refresh tokens; a used one coming back revokes the whole grant', async () => {

@@ -18,7 +18,8 @@ import type {
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
 import type { Connection, Device, Service } from '../../core/model.js';
-import { checkScope, scopeOf, type Access } from '../access.js';
+import { SCOPES, type Scope } from '../../core/owners.js';
+import { checkScope, type Access } from '../access.js';
 import { checkDevice, checkHeaders, checkService, checkTokenAndConnection, CredentialHashes, type PartnerHeaders, type TokenSource } from '../checks.js';
 import { rateLimiterFor } from '../rate-limit.js';
 
@@ -57,13 +58,18 @@ export function devicePartnerOf(request: FastifyRequest): DevicePartnerContext {
   return partner;
 }
 
+/** Registers routes on a group's instance. */
+export type PartnerRoutes = (app: PartnerApp) => void;
+
+/**
+ * The partner routes by what their checks need: whether they take a `:deviceId`, and the scope their
+ * token must have. A group's scope is fixed when it is registered, so no request looks it up.
+ */
 export interface PartnerGroups {
-  /** Routes without a device id: the checks up to the connection. */
-  account(app: PartnerApp): void;
-  /** Routes with a `:deviceId` parameter: the checks, then the device's. */
-  device(app: PartnerApp): void;
-  /** Control of a device: the device group's checks, where x-conditional-control applies. */
-  control(app: PartnerApp): void;
+  /** Routes without a device id: the checks up to the connection. `any`: every token will do. */
+  account: Partial<Record<Scope | 'any', PartnerRoutes>>;
+  /** Routes with a `:deviceId` parameter: the checks, then the device's. On `control`, x-conditional-control applies. */
+  device: Partial<Record<Scope, PartnerRoutes>>;
 }
 
 /**
@@ -103,34 +109,41 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
     }
 
     /** The checks up to the connection and the token's scope, in DESIGN's order; on `control`, x-conditional-control too. */
-    async function checkAccount(request: FastifyRequest, reply: FastifyReply, control: boolean): Promise<PartnerContext> {
-      const headers = checkHeaders(request.headers, config, control);
+    async function checkAccount(request: FastifyRequest, reply: FastifyReply, scope: Scope | undefined): Promise<PartnerContext> {
+      const headers = checkHeaders(request.headers, config, scope === 'control');
       const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
       await takeToken(reply, service.serviceId);
       const { connection, access } = await checkTokenAndConnection(tokens, service, hashes.of(headers.token), clock.now());
-      checkScope(access, scopeOf(request.method, request.routeOptions.url));
+      checkScope(access, scope);
       return { headers, service, connection, access };
     }
 
     app.decorateRequest('partner', null);
 
-    await app.register(async (account) => {
-      account.addHook('onRequest', async (request, reply) => {
-        request.partner = await checkAccount(request, reply, false);
-      });
-      groups.account(account.withTypeProvider<TypeBoxTypeProvider>());
-    });
-
-    /** A group of routes with a `:deviceId` parameter, whose checks end with the device's. */
-    const deviceGroup = (control: boolean, routes: (app: PartnerApp) => void) => app.register(async (group) => {
-      group.addHook<{ Params: { deviceId: string } }>('onRequest', async (request, reply) => {
-        const partner = await checkAccount(request, reply, control);
-        const device = await checkDevice(lookups, partner.service, partner, request.params.deviceId);
-        request.partner = { ...partner, device };
+    const accountGroup = (scope: Scope | undefined, routes: PartnerRoutes) => app.register(async (group) => {
+      group.addHook('onRequest', async (request, reply) => {
+        request.partner = await checkAccount(request, reply, scope);
       });
       routes(group.withTypeProvider<TypeBoxTypeProvider>());
     });
-    await deviceGroup(false, groups.device);
-    await deviceGroup(true, groups.control);
+
+    /** A group of routes with a `:deviceId` parameter, whose checks end with the device's. */
+    const deviceGroup = (scope: Scope, routes: PartnerRoutes) => app.register(async (group) => {
+      group.addHook<{ Params: { deviceId: string } }>('onRequest', async (request, reply) => {
+        const partner = await checkAccount(request, reply, scope);
+        const device = await checkDevice(lookups, partner.service, partner, request.params.deviceId);
+        // Written out, not spread: this runs on every device request.
+        request.partner = { headers: partner.headers, service: partner.service, connection: partner.connection, access: partner.access, device };
+      });
+      routes(group.withTypeProvider<TypeBoxTypeProvider>());
+    });
+
+    if (groups.account.any) await accountGroup(undefined, groups.account.any);
+    for (const scope of SCOPES) {
+      const account = groups.account[scope];
+      if (account) await accountGroup(scope, account);
+      const device = groups.device[scope];
+      if (device) await deviceGroup(scope, device);
+    }
   };
 }

@@ -7,7 +7,7 @@ import { mayAccess } from '../access.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, Status } from '../schemas/partner.js';
 
-/** GET /devices, a route of the account group. */
+/** GET /devices, in the account group of the devices scope. */
 export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, devices } = ctx;
 
@@ -37,7 +37,7 @@ export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
   });
 }
 
-/** Reading one device, in the device group. */
+/** Reading one device, in the device group of the devices scope. */
 export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, devices } = ctx;
 
@@ -73,7 +73,7 @@ export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
   });
 }
 
-/** POST /devices/{id}, in the control group. */
+/** POST /devices/{id}, in the device group of the control scope (where x-conditional-control applies). */
 export function controlRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, devices } = ctx;
 

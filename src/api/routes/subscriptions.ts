@@ -5,8 +5,8 @@ import { Envelope, errorResponses, success } from '../envelope.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders, PARTNER_SECURITY } from '../schemas/partner.js';
 
-/** GET /push and GET /event, routes of the account group. */
-export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
+/** GET /push, in the account group of the push scope. */
+export function pushListRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, subscriptions } = ctx;
 
   app.get('/push', {
@@ -19,6 +19,11 @@ export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
     const deviceIds = await subscriptions.pushDeviceIds(connection);
     return success(headers.messageId, deviceIds.length ? deviceIds.map((deviceId) => ({ deviceId })) : null, clock);
   });
+}
+
+/** GET /event, in the account group of the events scope. */
+export function eventListRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, subscriptions } = ctx;
 
   app.get('/event', {
     schema: {
@@ -32,8 +37,8 @@ export function subscriptionListRoutes(app: PartnerApp, ctx: AppContext): void {
   });
 }
 
-/** Subscribing and unsubscribing one device, in the device group. */
-export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
+/** Subscribing one device to its pushes and unsubscribing it, in the device group of the push scope. */
+export function pushRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, subscriptions } = ctx;
 
   app.post('/push/:deviceId', {
@@ -57,6 +62,11 @@ export function subscriptionRoutes(app: PartnerApp, ctx: AppContext): void {
     await subscriptions.unsubscribePush(connection, device.deviceId);
     return success(headers.messageId, {}, clock);
   });
+}
+
+/** Subscribing one device to its status events and unsubscribing it, in the device group of the events scope. */
+export function eventRoutes(app: PartnerApp, ctx: AppContext): void {
+  const { clock, subscriptions } = ctx;
 
   app.post('/event/:deviceId', {
     // The body is optional: no body means the defaults.

@@ -5,7 +5,7 @@ import { Envelope, errorResponses, success } from '../envelope.js';
 import { partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, Empty, PartnerHeaders, PARTNER_SECURITY } from '../schemas/partner.js';
 
-/** Routes of the account group. */
+/** Routes of the account group that every token may call. */
 export function userRoutes(app: PartnerApp, ctx: AppContext): void {
   const { accounts, clock } = ctx;
 

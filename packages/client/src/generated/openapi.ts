@@ -3,26 +3,6 @@
  * `npm run -w @appliance-cloud/client generate` with openapi-typescript. Do not edit.
  */
 export interface paths {
-    "/devices": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the user's devices
-         * @description Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.
-         */
-        get: operations["listDevices"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/users": {
         parameters: {
             query?: never;
@@ -60,32 +40,18 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/push": {
+    "/devices": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** List push subscriptions */
-        get: operations["listPushSubscriptions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/event": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List event subscriptions (extension) */
-        get: operations["listEventSubscriptions"];
+        /**
+         * List the user's devices
+         * @description Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.
+         */
+        get: operations["listDevices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -135,6 +101,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List push subscriptions */
+        get: operations["listPushSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/push/{deviceId}": {
         parameters: {
             query?: never;
@@ -148,6 +131,23 @@ export interface paths {
         post: operations["subscribePush"];
         /** Unsubscribe from DEVICE_PUSH for a device */
         delete: operations["unsubscribePush"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List event subscriptions (extension) */
+        get: operations["listEventSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6799,106 +6799,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    listDevices: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                 * @example KR
-                 */
-                "x-country-code": string;
-                /**
-                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
-                 * @example kVuV69kGTS25FUs1wrkECQ
-                 */
-                "x-message-id": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Echo of x-message-id
-                         * @example kVuV69kGTS25FUs1wrkECQ
-                         */
-                        messageId: string;
-                        /**
-                         * @description UTC, ISO 8601 without zone, microseconds
-                         * @example 2025-01-09T04:24:35.540658
-                         */
-                        timestamp: string;
-                        response: {
-                            deviceId: string;
-                            deviceInfo: {
-                                /** @example DEVICE_WASHER */
-                                deviceType: string;
-                                modelName: string;
-                                alias: string;
-                                /** @description This service holds an unexpired event subscription for the device. */
-                                reportable: boolean;
-                                /** @description Washtower halves only: the pair shares it. */
-                                groupId?: string;
-                            };
-                        }[];
-                    };
-                };
-            };
-            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1202` The user is not (or no longer) connected to the calling service. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1306` The rate limit is exceeded. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `2000` Internal error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
     getUser: {
         parameters: {
             query?: never;
@@ -7077,7 +6977,7 @@ export interface operations {
             };
         };
     };
-    listPushSubscriptions: {
+    listDevices: {
         parameters: {
             query?: never;
             header: {
@@ -7116,102 +7016,17 @@ export interface operations {
                         timestamp: string;
                         response: {
                             deviceId: string;
-                        }[] | null;
-                    };
-                };
-            };
-            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1202` The user is not (or no longer) connected to the calling service. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `1306` The rate limit is exceeded. */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description `2000` Internal error. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    listEventSubscriptions: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
-                 * @example KR
-                 */
-                "x-country-code": string;
-                /**
-                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
-                 * @example kVuV69kGTS25FUs1wrkECQ
-                 */
-                "x-message-id": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description Echo of x-message-id
-                         * @example kVuV69kGTS25FUs1wrkECQ
-                         */
-                        messageId: string;
-                        /**
-                         * @description UTC, ISO 8601 without zone, microseconds
-                         * @example 2025-01-09T04:24:35.540658
-                         */
-                        timestamp: string;
-                        response: {
-                            deviceId: string;
-                            /**
-                             * @description ISO 8601 UTC
-                             * @example 2026-01-01T00:00:00.000Z
-                             */
-                            expiresAt: string;
-                        }[] | null;
+                            deviceInfo: {
+                                /** @example DEVICE_WASHER */
+                                deviceType: string;
+                                modelName: string;
+                                alias: string;
+                                /** @description This service holds an unexpired event subscription for the device. */
+                                reportable: boolean;
+                                /** @description Washtower halves only: the pair shares it. */
+                                groupId?: string;
+                            };
+                        }[];
                     };
                 };
             };
@@ -7597,6 +7412,96 @@ export interface operations {
             };
         };
     };
+    listPushSubscriptions: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            deviceId: string;
+                        }[] | null;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     subscribePush: {
         parameters: {
             query?: never;
@@ -7770,6 +7675,101 @@ export interface operations {
             };
             /** @description `1221` The device's type is not in the service's allowedDevices. */
             406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1306` The rate limit is exceeded. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `2000` Internal error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEventSubscriptions: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description ISO 3166-1 alpha-2, upper case; a country of this deployment's region.
+                 * @example KR
+                 */
+                "x-country-code": string;
+                /**
+                 * @description 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded), echoed as messageId; fresh per request ("Try it out" sends a new one in place of this example).
+                 * @example kVuV69kGTS25FUs1wrkECQ
+                 */
+                "x-message-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Echo of x-message-id
+                         * @example kVuV69kGTS25FUs1wrkECQ
+                         */
+                        messageId: string;
+                        /**
+                         * @description UTC, ISO 8601 without zone, microseconds
+                         * @example 2025-01-09T04:24:35.540658
+                         */
+                        timestamp: string;
+                        response: {
+                            deviceId: string;
+                            /**
+                             * @description ISO 8601 UTC
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            expiresAt: string;
+                        }[] | null;
+                    };
+                };
+            };
+            /** @description `1000` Malformed JSON, wrong content type, or anything else malformed. `1101` A mandatory header or body field is missing, or the control command is empty. `1104` x-message-id is not 22 URL-safe base64 characters. `1216` A header value is not correct. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `1202` The user is not (or no longer) connected to the calling service. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
