@@ -3,7 +3,7 @@
  * sent to the simulator, its status written with a DEVICE_STATUS message in the outbox.
  */
 import { measureAgainstRaw } from './lib/compare.js';
-import { throughputFigure } from './lib/figures.js';
+import { throughputFigures } from './lib/figures.js';
 import type { Scenario } from './lib/scenario.js';
 import { SERVER_CONDITIONS, withServer } from './lib/server.js';
 import { controlRequest, prepareIdentities, seedWorld } from './lib/world.js';
@@ -32,7 +32,7 @@ export const scenario: Scenario = {
         const perConnection = world.identities.map((identity) => COMMANDS.map((command) => controlRequest(identity, identity.deviceIds[0]!, command)));
         return measureAgainstRaw(server, perConnection, settings);
       });
-      return [throughputFigure(measured, 0.3)];
+      return throughputFigures(measured, 0.3);
     } finally {
       world.remove();
     }

@@ -1,6 +1,6 @@
 /** Scenario 2: GET /devices for a user with 12 devices, against the raw baseline. */
 import { measureAgainstRaw } from './lib/compare.js';
-import { throughputFigure } from './lib/figures.js';
+import { throughputFigures } from './lib/figures.js';
 import type { Scenario } from './lib/scenario.js';
 import { SERVER_CONDITIONS, withServer } from './lib/server.js';
 import { listRequest, prepareIdentities, seedWorld, TWELVE_TYPES } from './lib/world.js';
@@ -17,7 +17,7 @@ export const scenario: Scenario = {
         await prepareIdentities(server.url, world.identities);
         return measureAgainstRaw(server, [[listRequest(world.identities[0]!)]], settings);
       });
-      return [throughputFigure(measured, 0.5)];
+      return throughputFigures(measured, 0.5);
     } finally {
       world.remove();
     }

@@ -1,6 +1,6 @@
 /** Scenario 1: GET /devices/{id} with every header checked, on SQLite, against the raw baseline. */
-import { measureAgainstRaw } from './lib/compare.js';
-import { throughputFigure } from './lib/figures.js';
+import { measureAgainstRaw, type Comparison } from './lib/compare.js';
+import { throughputFigures } from './lib/figures.js';
 import { ceilingFigure, type Scenario } from './lib/scenario.js';
 import { SERVER_CONDITIONS, withServer } from './lib/server.js';
 import { prepareIdentities, seedWorld, statusRequest, TWELVE_TYPES } from './lib/world.js';
@@ -19,15 +19,13 @@ export const scenario: Scenario = {
         // Connection i reads device i mod 12: every appliance type's status, each from its own connections.
         return measureAgainstRaw(server, identity.deviceIds.map((deviceId) => [statusRequest(identity, deviceId)]), settings);
       });
-      const { app, raw } = measured;
-      return [
-        throughputFigure(measured, 0.6),
-        // Each connection sends its next request on the answer, so the mean latency is connections / throughput (Little's law).
-        ceilingFigure(`p99 latency at ${settings.connections} connections`, 'ms', app.p99Ms, 5, { label: 'raw p99', value: raw.p99Ms }, {
+      // Each connection sends its next request on the answer, so the mean latency is connections / throughput (Little's law).
+      const p99 = ({ app, raw }: Comparison, generator: string) =>
+        ceilingFigure(`p99 latency at ${settings.connections} connections${generator}`, 'ms', app.p99Ms, 5, { label: 'raw p99', value: raw.p99Ms }, {
           p50Ms: app.p50Ms,
           littleMeanMs: (settings.connections / app.requestsPerSecond) * 1000,
-        }),
-      ];
+        });
+      return [...throughputFigures(measured, 0.6), p99(measured, ''), ...(measured.wrk ? [p99(measured.wrk, ' (wrk)')] : [])];
     } finally {
       world.remove();
     }

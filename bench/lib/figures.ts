@@ -1,5 +1,5 @@
 /** The figures every HTTP scenario reports against the raw baseline. */
-import { detailsOf, pairedRatio, type AgainstRaw } from './compare.js';
+import { detailsOf, pairedRatio, type AgainstRaw, type Comparison } from './compare.js';
 import { ratioFigure, type Figure } from './scenario.js';
 
 /**
@@ -7,10 +7,10 @@ import { ratioFigure, type Figure } from './scenario.js';
  * and their ratio: the throughput ratio the app would reach on an idle machine, steadier than
  * requests/s when other work shares the machine.
  */
-export function throughputFigure(measured: AgainstRaw, minRatio: number): Figure {
+export function throughputFigure(measured: Comparison, minRatio: number, generator = ''): Figure {
   const { app, raw, ratio } = measured;
   return ratioFigure({
-    figure: 'requests/s',
+    figure: `requests/s${generator}`,
     unit: 'req/s',
     value: app.requestsPerSecond,
     baseline: { label: 'raw node:http', value: raw.requestsPerSecond },
@@ -23,4 +23,9 @@ export function throughputFigure(measured: AgainstRaw, minRatio: number): Figure
       raw: detailsOf(raw),
     },
   });
+}
+
+/** The throughput figure by autocannon, and by wrk when it ran. */
+export function throughputFigures(measured: AgainstRaw, minRatio: number): Figure[] {
+  return [throughputFigure(measured, minRatio), ...(measured.wrk ? [throughputFigure(measured.wrk, minRatio, ' (wrk)')] : [])];
 }
