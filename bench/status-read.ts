@@ -1,8 +1,10 @@
 /** Scenario 1: GET /devices/{id} with every header checked, on SQLite, against the raw baseline. */
-import { measureAgainstRaw, type Comparison } from './lib/compare.js';
+import { dirname, join } from 'node:path';
+import { detailsOf, measure, measureAgainstRaw, pairedRatio, type Comparison } from './lib/compare.js';
 import { throughputFigures } from './lib/figures.js';
-import { ceilingFigure, type Scenario } from './lib/scenario.js';
-import { SERVER_CONDITIONS, withServer } from './lib/server.js';
+import type { HttpRequest } from './lib/load.js';
+import { ceilingFigure, ratioFigure, type BenchSettings, type Figure, type Scenario } from './lib/scenario.js';
+import { SERVER_CONDITIONS, startServer, withServer, type ServerUnderTest } from './lib/server.js';
 import { prepareIdentities, seedWorld, statusRequest, TWELVE_TYPES } from './lib/world.js';
 
 export const scenario: Scenario = {
@@ -13,11 +15,12 @@ export const scenario: Scenario = {
   async run(settings) {
     const world = await seedWorld({ services: 1, users: 1, devicesPerUser: 12, deviceTypes: TWELVE_TYPES, virtual: true, identities: 1 });
     try {
-      const measured = await withServer(settings.serverEntry, world.databaseFile, async (server) => {
+      const identity = world.identities[0]!;
+      // Connection i reads device i mod 12: every appliance type's status, each from its own connections.
+      const perConnection = identity.deviceIds.map((deviceId) => [statusRequest(identity, deviceId)]);
+      const { measured, logging } = await withServer(settings.serverEntry, world.databaseFile, async (server) => {
         await prepareIdentities(server.url, world.identities);
-        const identity = world.identities[0]!;
-        // Connection i reads device i mod 12: every appliance type's status, each from its own connections.
-        return measureAgainstRaw(server, identity.deviceIds.map((deviceId) => [statusRequest(identity, deviceId)]), settings);
+        return { measured: await measureAgainstRaw(server, perConnection, settings), logging: await loggingCost(server, settings, world.databaseFile, perConnection) };
       });
       // Each connection sends its next request on the answer, so the mean latency is connections / throughput (Little's law).
       const p99 = ({ app, raw }: Comparison, generator: string) =>
@@ -25,9 +28,37 @@ export const scenario: Scenario = {
           p50Ms: app.p50Ms,
           littleMeanMs: (settings.connections / app.requestsPerSecond) * 1000,
         });
-      return [...throughputFigures(measured, 0.6), p99(measured, ''), ...(measured.wrk ? [p99(measured.wrk, ' (wrk)')] : [])];
+      return [...throughputFigures(measured, 0.6), p99(measured, ''), ...(measured.wrk ? [p99(measured.wrk, ' (wrk)')] : []), logging];
     } finally {
       world.remove();
     }
   },
 };
+
+/**
+ * What logging every request costs: the same build serving the same file with LOG_LEVEL=info, its
+ * lines written to a file, against the server at warn, interleaved round by round.
+ */
+async function loggingCost(quiet: ServerUnderTest, settings: BenchSettings, databaseFile: string, perConnection: HttpRequest[][]): Promise<Figure> {
+  const logFile = join(dirname(databaseFile), 'requests.log');
+  const logged = await startServer(settings.serverEntry, databaseFile, { LOG_LEVEL: 'info' }, logFile);
+  try {
+    const results = await measure([
+      { label: 'warn', url: quiet.url, pid: quiet.pid, perConnection },
+      { label: 'info', url: logged.url, pid: logged.pid, perConnection },
+    ], settings);
+    const [info, warn] = [results.info!, results.warn!];
+    return ratioFigure({
+      figure: 'requests/s with every request logged (LOG_LEVEL=info, to a file)',
+      unit: 'req/s',
+      value: info.requestsPerSecond,
+      baseline: { label: 'the same at LOG_LEVEL=warn', value: warn.requestsPerSecond },
+      ratio: pairedRatio(info, warn, (r) => r.requestsPerSecond),
+      minRatio: 0.9,
+      target: '≥ 0.9 × warn (logging costs ≤ 10 %)',
+      details: { cpuRatio: pairedRatio(warn, info, (r) => r.cpuUsPerRequest), info: detailsOf(info), warn: detailsOf(warn) },
+    });
+  } finally {
+    await logged.stop();
+  }
+}

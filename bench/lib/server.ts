@@ -3,6 +3,7 @@
  * file, with the settings an operator would use for a benchmark.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SETTING_NAMES } from '../../src/cli/settings.js';
@@ -42,8 +43,12 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 }
 
-/** Starts `node <entry> serve` on `databaseFile`; resolves once /ready answers 200. */
-export async function startServer(entry: string, databaseFile: string, extraEnv: Record<string, string> = {}): Promise<ServerUnderTest> {
+/**
+ * Starts `node <entry> serve` on `databaseFile`; resolves once /ready answers 200. Its log goes to
+ * the bench's terminal, or to `logFile` (a server logging every request, as an operator's would go
+ * to a file or a collector, not to a terminal).
+ */
+export async function startServer(entry: string, databaseFile: string, extraEnv: Record<string, string> = {}, logFile?: string): Promise<ServerUnderTest> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SETTING_NAMES) delete env[name];
@@ -57,7 +62,7 @@ export async function startServer(entry: string, databaseFile: string, extraEnv:
   const started = performance.now();
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), entry, 'serve'], {
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', logFile === undefined ? 'inherit' : openSync(logFile, 'a'), 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   let startupMs = Number.NaN;
