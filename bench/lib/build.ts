@@ -25,11 +25,12 @@ export function buildServer(): string {
     stdio: 'inherit',
   });
   // What the code reads at run time, laid out as the published package (package.json "files"):
-  // data beside the modules, reference/ beside dist/, and the package.json that makes the .js
+  // data and the docs page's assets beside the modules, reference/ beside dist/, and the package.json that makes the .js
   // files ESM and gives the version.
   const src = join(ROOT, 'src');
+  const docsAssets = join(src, 'docs', 'assets');
   for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !ASSET.test(entry.name)) continue;
+    if (!entry.isFile() || !(ASSET.test(entry.name) || entry.parentPath === docsAssets)) continue;
     const target = join(build, 'dist', relative(src, join(entry.parentPath, entry.name)));
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(join(entry.parentPath, entry.name), target);
