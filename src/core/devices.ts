@@ -9,6 +9,7 @@ import { fail } from '../errors.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Connection, Device, DeviceState, Service } from './model.js';
 import type { Store } from '../store/store.js';
+import type { StatusChange } from '../store/areas/devices.js';
 import type { Page } from '../store/areas/overview.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
@@ -182,16 +183,48 @@ export class Devices {
    * leave the status within its bound (DESIGN J), else 1102.
    */
   async report(deviceId: string, report: unknown): Promise<DeviceState> {
+    const [outcome] = await this.reports(deviceId, [report]);
+    if (outcome instanceof DeviceInputRefused) throw outcome;
+    return outcome!;
+  }
+
+  /**
+   * Reports of one device in the order it sent them, each taken as `report` takes it and all stored
+   * in one write (the MQTT bridge hands over together those that came while the last were stored).
+   * Per report, the state it left or why it was refused; an unknown device or a store failure
+   * rejects them all, none stored.
+   */
+  async reports(deviceId: string, reports: unknown[]): Promise<(DeviceState | DeviceInputRefused)[]> {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
-    const valid = validateReport(profile, report);
-    if (!valid.ok) throw new DeviceInputRefused(valid.refusal.message);
+    const valid = reports.map((report) => validateReport(profile, report));
     return this.lock.run(deviceId, async () => {
-      const state = await this.state(deviceId);
-      const status = mergeStatus(profile, state.status, valid.value);
-      const over = statusOverBound(status);
-      if (over) throw new DeviceInputRefused(`The report is refused: ${over}.`);
-      return this.persist(device, state, status);
+      let state = await this.state(deviceId);
+      const changes: StatusChange[] = [];
+      // Each state as it will be once stored, but for its version: the store's, counted back from the last.
+      const outcomes: ({ state: DeviceState; changesSoFar: number } | DeviceInputRefused)[] = [];
+      for (const result of valid) {
+        if (!result.ok) {
+          outcomes.push(new DeviceInputRefused(result.refusal.message));
+          continue;
+        }
+        const status = mergeStatus(profile, state.status, result.value);
+        const over = statusOverBound(status);
+        if (over) {
+          outcomes.push(new DeviceInputRefused(`The report is refused: ${over}.`));
+          continue;
+        }
+        const report = diffStatus(profile, state.status, status);
+        if (report !== null) {
+          changes.push({ status, report });
+          state = { ...state, status };
+        }
+        outcomes.push({ state, changesSoFar: changes.length });
+      }
+      const version = changes.length ? await this.deps.store.applyReports(deviceId, changes, this.deps.clock.now()) : state.version;
+      return outcomes.map((outcome) =>
+        outcome instanceof DeviceInputRefused ? outcome : { ...outcome.state, version: version - (changes.length - outcome.changesSoFar) },
+      );
     });
   }
 

@@ -33,7 +33,8 @@ import type { GatewayLogger } from './logger.js';
 
 /** What the bridge asks of Devices. */
 export interface DeviceSink {
-  report(deviceId: string, report: unknown): Promise<unknown>;
+  /** Per report in order, what became of it: a refusal (DeviceInputRefused) or anything else once stored. */
+  reports(deviceId: string, reports: unknown[]): Promise<unknown[]>;
   push(deviceId: string, pushCode: unknown): Promise<void>;
   setConnection(deviceId: string, online: boolean): Promise<void>;
 }
@@ -157,6 +158,11 @@ export class Bridge {
   private stopping = false;
   /** Per device, messages are handled one at a time in arrival order; devices run in parallel. */
   private readonly order = new KeyedLock();
+  /**
+   * Per device, the reports taken since its last message began to be handled, handled together when
+   * their turn comes: what a device sends while its last reports are being stored shares one write.
+   */
+  private readonly waiting = new Map<string, { payloads: Buffer[]; handled: Promise<Outcome[]> }>();
   private readonly inFlight = new Set<Promise<Outcome>>();
 
   constructor(private readonly deps: BridgeDeps) {}
@@ -177,7 +183,13 @@ export class Bridge {
     if (parsed.kind === 'command/result') return Promise.resolve(this.settle(parsed, bytes));
     // A retained report or push is an old message replayed; only the connection flag is meant to be kept.
     if (retained && parsed.kind !== 'connection') return HANDLED;
-    const work = this.order.run(parsed.deviceId, () => this.handle(parsed, bytes));
+    let work: Promise<Outcome>;
+    if (parsed.kind === 'state') work = this.queueReport(parsed, bytes);
+    else {
+      // A report taken after this message is handled after it: no earlier batch may take it.
+      this.waiting.delete(parsed.deviceId);
+      work = this.order.run(parsed.deviceId, () => this.handle(parsed, bytes));
+    }
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
     return work;
@@ -202,16 +214,50 @@ export class Bridge {
     }
   }
 
+  /** Joins the device's waiting batch of reports, or starts one that waits for the device's turn. */
+  private queueReport(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
+    const { deviceId } = topic;
+    let batch = this.waiting.get(deviceId);
+    if (!batch) {
+      const payloads: Buffer[] = [];
+      const handled = this.order.run(deviceId, () => {
+        // Its turn: the reports taken from now on wait for the next one.
+        if (this.waiting.get(deviceId)?.payloads === payloads) this.waiting.delete(deviceId);
+        return this.handleReports(topic, payloads);
+      });
+      batch = { payloads, handled };
+      this.waiting.set(deviceId, batch);
+    }
+    const index = batch.payloads.push(payload) - 1;
+    return batch.handled.then((outcomes) => outcomes[index]!);
+  }
+
+  /** Never rejects: whatever a device sends, the bridge goes on. Refusals stand alone; a failure fails them all. */
+  private async handleReports(topic: DeviceTopic, payloads: Buffer[]): Promise<Outcome[]> {
+    let refused: (Outcome | null)[] = [];
+    try {
+      const decoded = payloads.map((payload) => decodeReport(payload));
+      refused = decoded.map((report) => (report.ok ? null : this.reject(topic, report.problem)));
+      const accepted = decoded.flatMap((report) => (report.ok ? [report.value] : []));
+      const results = accepted.length ? await this.deps.devices.reports(topic.deviceId, accepted) : [];
+      let next = 0;
+      return refused.map((outcome) => {
+        if (outcome) return outcome;
+        const result = results[next++];
+        return result instanceof DeviceInputRefused ? this.reject(topic, result.message) : 'handled';
+      });
+    } catch (error) {
+      const failed = this.failure(topic, error);
+      return payloads.map((_, i) => refused[i] ?? failed);
+    }
+  }
+
   /** Never throws: whatever a device sends, the bridge goes on. */
   private async handle(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
     const { devices, logger } = this.deps;
     const { deviceId } = topic;
     try {
-      if (topic.kind === 'state') {
-        const report = decodeReport(payload);
-        if (!report.ok) return this.reject(topic, report.problem);
-        await devices.report(deviceId, report.value);
-      } else if (topic.kind === 'push') {
+      if (topic.kind === 'push') {
         const push = decodePush(payload);
         if (!push.ok) return this.reject(topic, push.problem);
         await devices.push(deviceId, push.value.pushCode);
@@ -223,13 +269,18 @@ export class Bridge {
       }
       return 'handled';
     } catch (error) {
-      if (error instanceof DeviceInputRefused) return this.reject(topic, error.message);
-      if (error instanceof DeviceNotRegistered) {
-        logger.warn({ deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
-        return 'handled';
-      }
-      return this.fail(topic, error);
+      return this.failure(topic, error);
     }
+  }
+
+  /** What a refusal or failure of Devices makes of a message. */
+  private failure(topic: DeviceTopic, error: unknown): Outcome {
+    if (error instanceof DeviceInputRefused) return this.reject(topic, error.message);
+    if (error instanceof DeviceNotRegistered) {
+      this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
+      return 'handled';
+    }
+    return this.fail(topic, error);
   }
 
   /** A message that does not fit the contract or the profile: logged, counted, never stored. */

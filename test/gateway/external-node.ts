@@ -11,7 +11,7 @@ const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: process
 const gateway = await startGateway({
   config,
   devices: {
-    report: async (deviceId, report) => void process.stdout.write(`report ${deviceId} ${(report as { n: number }).n}\n`),
+    reports: async (deviceId, reports) => reports.map((report) => process.stdout.write(`report ${deviceId} ${(report as { n: number }).n}\n`)),
     push: async () => undefined,
     setConnection: async () => undefined,
   },

@@ -5,6 +5,7 @@ import { connectAsync, type IClientOptions } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
+import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
 import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
 
@@ -283,6 +284,38 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const events = await p.messages(device.deviceId, 'DEVICE_STATUS');
     // Newest first.
     expect(events.map((m) => (m.event?.report as { humidity: { currentHumidity: number } }).humidity.currentHumidity)).toEqual([...humidities].reverse());
+  });
+
+  it('refuses a report among others in flight with it alone, and records a push between reports in its place', async () => {
+    const device = await cloud.addDevice();
+    await p.subscribeEvents(device.deviceId);
+    await p.subscribePush(device.deviceId);
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const before = await p.state(device.deviceId);
+
+    const report = (currentHumidity: unknown) => client.report({ humidity: { currentHumidity } } as DeviceStatus);
+    await Promise.all([
+      report(41),
+      report('wet'),
+      report(42),
+      client.push('WATER_IS_FULL'),
+      report(43),
+      client.mqtt.publishAsync(topicOf(device.deviceId, 'state'), '{"humidity":', { qos: 1 }),
+      report(44),
+    ]);
+
+    expect(await p.rejected()).toBe(2);
+    expect((await p.state(device.deviceId)).version).toBe(before.version + 4);
+    const recorded = await cloud.ctx.store.listMessages(cloud.world.serviceId, { deviceId: device.deviceId });
+    const told = recorded
+      .filter((m) => m.pushType !== 'DEVICE_REGISTERED')
+      .reverse()
+      .map((m) => {
+        const body = JSON.parse(m.body) as { push?: { pushCode: string }; event?: { report: { humidity: { currentHumidity: number } } } };
+        return body.push?.pushCode ?? body.event?.report.humidity.currentHumidity;
+      });
+    expect(told).toEqual([41, 42, 'WATER_IS_FULL', 43, 44]);
   });
 
   it('marks the devices it served offline when it closes', async () => {

@@ -6,7 +6,7 @@ import type { Device } from '../../src/core/model.js';
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const deps = (settings: Record<string, string>): GatewayDeps => ({
   config: loadConfig('test', settings),
-  devices: { report: async () => undefined, push: async () => undefined, setConnection: async () => undefined },
+  devices: { reports: async (_deviceId, reports) => reports, push: async () => undefined, setConnection: async () => undefined },
   store: { getDevice: async () => undefined },
   logger: quiet,
 });

@@ -9,6 +9,12 @@ export interface DeviceStatusJson {
   online: boolean;
 }
 
+/** A report and the whole status it leaves (which already includes it). */
+export interface StatusChange {
+  status: DeviceStatus;
+  report: DeviceStatus;
+}
+
 export interface DevicesArea {
   /**
    * Registers a device to its owner, with its first status (version 1); records DEVICE_REGISTERED.
@@ -39,6 +45,12 @@ export interface DevicesArea {
    * device is unknown.
    */
   applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number>;
+  /**
+   * The reports of one device in order, in one write, as many applyReport calls would leave them: the
+   * status of the last that is not empty, the version up by one and DEVICE_STATUS recorded per report
+   * that is not empty. Returns the version after the last; rejects, storing none, when the device is unknown.
+   */
+  applyReports(deviceId: string, reports: StatusChange[], at: number): Promise<number>;
   /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
   recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
   setOnline(deviceId: string, online: boolean): Promise<boolean>;

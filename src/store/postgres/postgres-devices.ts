@@ -19,7 +19,7 @@ import type { Device, DeviceState, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages } from './postgres-outbox.js';
 import { allowsType } from './postgres-subscriptions.js';
-import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
+import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import { sharedWith } from './postgres-oauth.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
@@ -138,22 +138,26 @@ async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<DeviceSt
 }
 
 /**
- * The new version; throws for an unknown device. The status row stays locked until commit, so the
- * reports of one device, and the order of their messages, take turns.
+ * The version after the reports (see DevicesArea.applyReports); throws for an unknown device. The
+ * status row stays locked until commit, so the reports of one device, and the order of their
+ * messages, take turns.
  */
-async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
-  if (isEmptyReport(report)) {
+async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): Promise<number> {
+  const changes = reports.filter((change) => !isEmptyReport(change.report));
+  if (changes.length === 0) {
     const state = await sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = $1', deviceId);
     if (!state) throw unknownDevice(deviceId);
     return state.version;
   }
   return sql.transaction(async (tx) => {
+    // One write of the last status for them all: what the ones before left is never read by anyone.
     const updated = await tx.one<{ version: number; deviceType: string }>(
-      `UPDATE device_states s SET status = $2, version = s.version + 1 FROM devices d
+      `UPDATE device_states s SET status = $2, version = s.version + $3 FROM devices d
        WHERE s.device_id = $1 AND d.device_id = s.device_id
        RETURNING s.version, d.device_type AS "deviceType"`,
       deviceId,
-      JSON.stringify(status),
+      JSON.stringify(changes[changes.length - 1]!.status),
+      changes.length,
     );
     if (!updated) throw unknownDevice(deviceId);
     // Only services that still allow the device's type, and pairs whose share holds it: narrowing
@@ -165,9 +169,14 @@ async function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, rep
       deviceId,
       updated.deviceType,
     );
-    await recordMessages(tx, statusMessages({ deviceId, deviceType: updated.deviceType }, report, subscribers, at), at);
+    const place = { deviceId, deviceType: updated.deviceType };
+    await recordMessages(tx, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
     return updated.version;
   });
+}
+
+function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
+  return applyReports(sql, deviceId, [{ status, report }], at);
 }
 
 function unknownDevice(deviceId: string): Error {
@@ -253,6 +262,6 @@ async function listenersOf(sql: Sql, userNumbers: string[], deviceId: string): P
 export function postgresDevices(sql: Sql): DevicesArea {
   return area(sql, {
     registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
-    getDeviceState, getDeviceStatusJson, applyReport, recordPush, setOnline, countOnlineDevices,
+    getDeviceState, getDeviceStatusJson, applyReport, applyReports, recordPush, setOnline, countOnlineDevices,
   });
 }

@@ -16,7 +16,7 @@ import type { Sql } from './database.js';
 import { recordMessages } from './sqlite-outbox.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
 import { allowsType } from './sqlite-subscriptions.js';
-import type { DevicesArea, DeviceStatusJson } from '../areas/devices.js';
+import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { sharedWith } from './sqlite-oauth.js';
 
@@ -159,19 +159,24 @@ function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | und
   return row && { statusJson: row.status, version: row.version, online: row.online === 1 };
 }
 
-/** The new version; throws for an unknown device. */
-function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): number {
+/** The version after the reports (see DevicesArea.applyReports); throws for an unknown device. */
+function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): number {
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device) throw new Error(`Device ${deviceId} is not registered; its report is not stored`);
-    if (isEmptyReport(report)) return versionOf(sql, deviceId);
+    const changes = reports.filter((change) => !isEmptyReport(change.report));
+    if (changes.length === 0) return versionOf(sql, deviceId);
+    // One write of the last status for them all: what the ones before left is never read by anyone.
     const updated = sql.one<{ version: number }>(
-      'UPDATE device_states SET status = ?, version = version + 1 WHERE device_id = ? RETURNING version',
-      JSON.stringify(status),
+      'UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ? RETURNING version',
+      JSON.stringify(changes[changes.length - 1]!.status),
+      changes.length,
       deviceId,
     );
     if (!updated) throw new Error(`Device ${deviceId} has no status`);
-    recordMessages(sql, statusMessages(devicePlace(device), report, eventSubscribers(sql, device), at), at);
+    const place = devicePlace(device);
+    const subscribers = eventSubscribers(sql, device);
+    recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
     return updated.version;
   });
 }
@@ -291,7 +296,8 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit): DevicesArea {
     listVirtualDevices: async () => listVirtualDevices(sql),
     getDeviceState: async (deviceId) => getDeviceState(sql, deviceId),
     getDeviceStatusJson: async (deviceId) => getDeviceStatusJson(sql, deviceId),
-    applyReport: (deviceId, status, report, at) => reports.run(() => applyReport(sql, deviceId, status, report, at)),
+    applyReport: (deviceId, status, report, at) => reports.run(() => applyReports(sql, deviceId, [{ status, report }], at)),
+    applyReports: (deviceId, changes, at) => reports.run(() => applyReports(sql, deviceId, changes, at)),
     recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
     setOnline: async (deviceId, online) => setOnline(sql, deviceId, online),
     countOnlineDevices: async () => countOnlineDevices(sql),

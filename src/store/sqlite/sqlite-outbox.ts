@@ -21,13 +21,21 @@ export const OPEN = `status IN ('pending', 'delivering', 'held')`;
  * the head of that queue when nothing earlier is open. Call inside the change's transaction.
  */
 export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void {
+  // A queue's numbers are reserved at once for all its messages here (several reports of a device in one write).
+  const counts = new Map<string, number>();
+  for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
+  const nextOf = new Map<string, number>();
   for (const spec of specs) {
-    const sequence = nextSequence(sql, spec.serviceId, spec.deviceId);
+    const key = queueKey(spec);
+    const reserved = nextOf.get(key);
+    const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, counts.get(key)!);
+    nextOf.set(key, sequence + 1);
     const messageId = newMessageId();
+    // Only the queue's first message here may be its head: the ones after it have it open before them.
     sql.run(
       `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,
-               NOT EXISTS (SELECT 1 FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN}))`,
+               CASE WHEN ? THEN NOT EXISTS (SELECT 1 FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN}) ELSE 0 END)`,
       messageId,
       spec.serviceId,
       spec.deviceId,
@@ -37,6 +45,7 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
       messageBody(spec, messageId, at),
       at,
       at,
+      reserved === undefined ? 1 : 0,
       spec.serviceId,
       spec.deviceId,
     );
@@ -44,16 +53,22 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
   if (specs.length > 0) notifyAfterCommit(sql);
 }
 
-function nextSequence(sql: Sql, serviceId: string, deviceId: string): number {
+function queueKey(spec: MessageSpec): string {
+  return `${spec.serviceId}\n${spec.deviceId}`;
+}
+
+/** The first of `count` numbers taken next in the queue's order. */
+function reserveSequences(sql: Sql, serviceId: string, deviceId: string, count: number): number {
   const row = sql.one<{ last_sequence: number }>(
-    `INSERT INTO message_sequences (service_id, device_id, last_sequence) VALUES (?, ?, 1)
-     ON CONFLICT (service_id, device_id) DO UPDATE SET last_sequence = last_sequence + 1
+    `INSERT INTO message_sequences (service_id, device_id, last_sequence) VALUES (?, ?, ?)
+     ON CONFLICT (service_id, device_id) DO UPDATE SET last_sequence = last_sequence + excluded.last_sequence
      RETURNING last_sequence`,
     serviceId,
     deviceId,
+    count,
   );
   if (!row) throw new Error(`No sequence returned for ${serviceId}/${deviceId}`);
-  return row.last_sequence;
+  return row.last_sequence - count + 1;
 }
 
 /** A service's messages, newest first. */

@@ -136,6 +136,20 @@ export function devicesContract(open: () => Promise<Store>): void {
 
     it('rejects a report for an unknown device', async () => {
       await expect(store().applyReport('nope', { a: 1 }, { a: 1 }, T0)).rejects.toThrow(/nope/);
+      await expect(store().applyReports('nope', [{ status: { a: 1 }, report: { a: 1 } }], T0)).rejects.toThrow(/nope/);
+    });
+
+    it('takes several reports in one write, a version for each that is not empty', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      const reports = [
+        { status: { a: 1 }, report: { a: 1 } },
+        { status: { a: 1 }, report: {} },
+        { status: { a: 2 }, report: { a: 2 } },
+      ];
+      expect(await store().applyReports('D1', reports, T0 + 1)).toBe(3);
+      expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 2 }, version: 3, online: true });
+      expect(await store().applyReports('D1', [{ status: { a: 2 }, report: {} }], T0 + 2)).toBe(3);
     });
 
     it('tracks whether a device is connected, and counts the connected ones', async () => {

@@ -226,6 +226,26 @@ export function fanoutContract(open: () => Promise<Store>): void {
       expect(await recorded(store(), 'S2')).toEqual([]);
     });
 
+    it('goes for each report of one write in turn, none for an empty one, and the status is the last', async () => {
+      await threeServices();
+      await addDevice(store(), 'D1', 'U1', DRYER);
+      await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+      const reports = [
+        { status: { a: 1 }, report: { a: 1 } },
+        { status: { a: 1 }, report: {} },
+        { status: { a: 2, b: 1 }, report: { a: 2, b: 1 } },
+      ];
+      expect(await store().applyReports('D1', reports, T0 + 1)).toBe(3);
+
+      expect(await store().getDeviceState('D1')).toMatchObject({ status: { a: 2, b: 1 }, version: 3 });
+      const events = (await recorded(store(), 'S1')).filter((m) => m.message.kind === 'event');
+      // After DEVICE_REGISTERED.
+      expect(events.map((e) => [e.message.sequence, e.payload.report])).toEqual([
+        [2, { a: 1 }],
+        [3, { a: 2, b: 1 }],
+      ]);
+    });
+
     it('records nothing for an empty report or without a subscriber', async () => {
       await threeServices();
       await addDevice(store(), 'D1', 'U1');

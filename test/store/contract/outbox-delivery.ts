@@ -98,6 +98,23 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect(describeClaim(await claim(T0 + 300))).toEqual([['D1', 2]]);
   });
 
+  it("sends the messages of a device's reports stored in one write one at a time, in order", async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1', undefined, T0);
+    await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+    await record((await claim(T0 + 1)).map((c) => attempt(c, { kind: 'delivered' })));
+    await store().applyReports('D1', [1, 2, 3].map((a) => ({ status: { a }, report: { a } })), T0 + 2);
+
+    for (const sequence of [2, 3, 4]) {
+      const claimed = await claim(T0 + 300);
+      expect(describeClaim(claimed)).toEqual([['D1', sequence]]);
+      await record([attempt(claimed[0]!, { kind: 'delivered' })]);
+    }
+    expect(await claim(T0 + 300)).toEqual([]);
+  });
+
   it('puts a resent earlier message back in front of its device\'s queue', async () => {
     await fourMessages();
     const [d1] = await claim(T0 + 10, { limit: 1 });
