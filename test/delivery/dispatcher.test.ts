@@ -58,7 +58,8 @@ describe('dispatcher', () => {
     const started = new Dispatcher(
       {
         claim: (request) => store.claimDeliveries(request),
-        record: (attempts, at) => store.recordAttempts(attempts, at, 5 * 86_400_000),
+        record: async (attempts, at, next) =>
+          next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] },
         send: (url, headers, body) => sender.send(url, headers, body),
         clock,
         random: () => 0.5,
