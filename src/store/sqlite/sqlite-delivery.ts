@@ -139,7 +139,7 @@ function currentSecrets(sql: Sql, serviceId: string, now: number): string[] {
 
 /**
  * Pending messages of services that cannot take them now become held. It runs at every claim while
- * an endpoint is disabled, so it seeks them in outbox_service_status: outbox_open would also read
+ * an endpoint is disabled, so it seeks them in outbox_pending: outbox_open would also read
  * every message held before.
  */
 function holdUndeliverable(sql: Sql): void {
