@@ -123,15 +123,17 @@ export class Dispatcher {
     if (this.#state === 'running') this.#state = 'draining';
     this.wake();
     await this.#loop;
-    // A record batch begun before the drain may have claimed along: until none is left in flight.
-    while (this.#attempts.size > 0 || this.#recordSoon) {
+    // Until nothing is in flight or waiting to be recorded: a record batch begun before the drain
+    // may still be running, and may have claimed along with it.
+    for (;;) {
+      await this.#storeWork;
+      if (this.#attempts.size === 0 && !this.#recordSoon) break;
       await Promise.all(this.#attempts);
       if (this.#recordSoon) {
         clearImmediate(this.#recordSoon);
         this.#recordSoon = undefined;
         void this.#serially(() => this.#recordBatch());
       }
-      await this.#storeWork;
     }
     this.#state = 'stopped';
   }
