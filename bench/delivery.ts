@@ -12,9 +12,14 @@
  *   after) by one node and by two `serve` processes sharing the backlog, and SQL statements per
  *   delivery from the servers' `store_statements_total` metric.
  *
+ * Before the drain is timed, a warm-up backlog of another service (its own devices) is drained by the
+ * same servers, as the HTTP scenarios warm up before they measure: a drain of a few seconds from a
+ * cold start measured the JIT compiling the delivery path as much as the path itself.
+ *
  * `npm run bench -- delivery` runs it. Every message is counted by `deviceId:webhook-sequence` at
- * the receiver: a lost message fails the run. BENCH_DEVICES (1000), BENCH_BACKLOG (10000), BENCH_RATE (1000 reports/s),
- * BENCH_LIGHT_RATE (100 reports/s) and BENCH_SECONDS tune it.
+ * the receiver: a lost message fails the run. BENCH_DEVICES (1000), BENCH_BACKLOG (10000),
+ * BENCH_WARMUP_BACKLOG (5000, 0 for none), BENCH_RATE (1000 reports/s), BENCH_LIGHT_RATE (100
+ * reports/s) and BENCH_SECONDS tune it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,9 +47,9 @@ const CONVOY_STATEMENTS = 32;
 /** Phase QA: the receiver is plain http on loopback, which phase OP refuses to deliver to. */
 const PHASE = 'QA';
 
-function setting(name: string, fallback: number): number {
+function setting(name: string, fallback: number, least = 1): number {
   const value = Number(process.env[name] || fallback);
-  if (!(value > 0)) throw new Error(`${name} must be a positive number`);
+  if (!(value >= least)) throw new Error(`${name} must be a number of at least ${least}`);
   return value;
 }
 
@@ -151,6 +156,8 @@ async function postgresDatabase(adminUrl: string): Promise<BenchDatabase> {
 
 interface World {
   serviceId: string;
+  /** The warm-up's service and the keys its messages arrive under; none when the warm-up is off. */
+  warmUp?: { serviceId: string; expected: string[] };
   devices: string[];
   /** Each device's last sequence and wind strength: every report changes it, so each is one message. */
   sequences: Map<string, number>;
@@ -168,37 +175,52 @@ function nextReport(w: World, deviceId: string): { key: string; report: { airFlo
 
 /**
  * Seeds the world through the domain functions, then records `backlog` reports with the service
- * disabled, so that they wait in the outbox until the drain enables it.
+ * disabled, so that they wait in the outbox until the drain enables it; likewise `warmUp` reports
+ * of the warm-up's service, on devices of its own (a tenth as many).
  */
-async function seed(database: BenchDatabase, devices: number, backlog: number, callbackUrl: string): Promise<World> {
+async function seed(database: BenchDatabase, devices: number, backlog: number, warmUp: number, callbackUrl: string): Promise<World> {
   const store = await openStore(database.url);
   try {
     const config = loadConfig('test', { DELIVERY_RETRY_SCHEDULE: '1s,5s' });
     const ctx = createContext(config, store, systemClock);
-    const { service } = await ctx.accounts.createService({ name: 'bench', allowedDevices: ['DEVICE_CEILING_FAN'], callbackUrl });
     const user = await ctx.accounts.createUser('KR');
-    await ctx.accounts.issueToken(user.userNumber, service.serviceId);
-    const w: World = { serviceId: service.serviceId, devices: [], sequences: new Map(), strengths: new Map() };
-    for (let i = 0; i < devices; i++) {
-      const { device } = await ctx.devices.register(user.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: `Fan ${i}`, virtual: false });
-      const { status } = await ctx.devices.state(device.deviceId);
-      w.strengths.set(device.deviceId, (status as { airFlow: { windStrength: string } }).airFlow.windStrength);
-      const subscription = { serviceId: service.serviceId, userNumber: user.userNumber, deviceId: device.deviceId, expiresAt: Date.now() + 86_400_000 };
-      await store.upsertEventSubscription(subscription, Date.now(), devices + 1);
-      w.devices.push(device.deviceId);
+    /** A disabled service subscribed to `count` new fans, with `reports` reports of them waiting. */
+    const backlogOf = async (name: string, count: number, reports: number): Promise<World> => {
+      const { service } = await ctx.accounts.createService({ name, allowedDevices: ['DEVICE_CEILING_FAN'], callbackUrl });
+      await ctx.accounts.issueToken(user.userNumber, service.serviceId);
+      const w: World = { serviceId: service.serviceId, devices: [], sequences: new Map(), strengths: new Map() };
+      for (let i = 0; i < count; i++) {
+        const { device } = await ctx.devices.register(user.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: `${name} ${i}`, virtual: false });
+        const { status } = await ctx.devices.state(device.deviceId);
+        w.strengths.set(device.deviceId, (status as { airFlow: { windStrength: string } }).airFlow.windStrength);
+        const subscription = { serviceId: service.serviceId, userNumber: user.userNumber, deviceId: device.deviceId, expiresAt: Date.now() + 86_400_000 };
+        await store.upsertEventSubscription(subscription, Date.now(), count + 1);
+        w.devices.push(device.deviceId);
+      }
+      await ctx.accounts.updateService(service.serviceId, { enabled: false });
+      // A device's reports one after another (its order), the devices side by side (one commit per turn).
+      const perDevice = Math.ceil(reports / count);
+      await Promise.all(
+        w.devices.map(async (deviceId, d) => {
+          for (let i = 0; i < perDevice && i * count + d < reports; i++) await ctx.devices.report(deviceId, nextReport(w, deviceId).report);
+        }),
+      );
+      return w;
+    };
+    const w = await backlogOf('bench', devices, backlog);
+    if (warmUp > 0) {
+      const warm = await backlogOf('warm-up', Math.max(1, Math.round(devices / 10)), warmUp);
+      w.warmUp = { serviceId: warm.serviceId, expected: expectedOf(warm) };
     }
-    await ctx.accounts.updateService(service.serviceId, { enabled: false });
-    // A device's reports one after another (its order), the devices side by side (one commit per turn).
-    const perDevice = Math.ceil(backlog / devices);
-    await Promise.all(
-      w.devices.map(async (deviceId, d) => {
-        for (let i = 0; i < perDevice && i * devices + d < backlog; i++) await ctx.devices.report(deviceId, nextReport(w, deviceId).report);
-      }),
-    );
     return w;
   } finally {
     await store.close();
   }
+}
+
+/** The keys every message of `w`'s devices so far arrives under. */
+function expectedOf(w: World): string[] {
+  return w.devices.flatMap((deviceId) => Array.from({ length: w.sequences.get(deviceId) ?? 0 }, (_, i) => `${deviceId}:${i + 1}`));
 }
 
 // ---- talking to the servers ----
@@ -248,6 +270,15 @@ interface Drain {
   seconds: number;
   cpuUsPerDelivery: number;
   statementsPerDelivery: number | null;
+}
+
+/** Enables the warm-up's service and waits for its backlog, untimed. */
+async function warmUp(servers: ServerUnderTest[], receiver: Receiver, w: World): Promise<void> {
+  if (!w.warmUp) return;
+  await receiver.take();
+  await admin(servers[0]!, 'PATCH', `/services/${w.warmUp.serviceId}`, { enabled: true });
+  await until('the warm-up backlog to drain', async () => (await receiver.count()) >= w.warmUp!.expected.length);
+  checkNoLoss('the warm-up', w.warmUp.expected, await receiver.take());
 }
 
 /** Enables the service through the first server and times the backlog's delivery by all of them. */
@@ -368,11 +399,12 @@ async function latency(server: ServerUnderTest, receiver: Receiver, w: World, ra
 async function onDatabase(entry: string, receiver: Receiver, database: BenchDatabase, nodes: number, withLatency: boolean): Promise<{ drained: Drain; latencies: Figure[]; w: World; backlog: number }> {
   const devices = setting('BENCH_DEVICES', 1000);
   const backlog = setting('BENCH_BACKLOG', 10_000);
-  const w = await seed(database, devices, backlog, receiver.url);
-  const expected = w.devices.flatMap((deviceId) => Array.from({ length: w.sequences.get(deviceId) ?? 0 }, (_, i) => `${deviceId}:${i + 1}`));
+  const w = await seed(database, devices, backlog, setting('BENCH_WARMUP_BACKLOG', 5_000, 0), receiver.url);
+  const expected = expectedOf(w);
   const servers: ServerUnderTest[] = [];
   try {
     for (let i = 0; i < nodes; i++) servers.push(await startServer(entry, '', { DATABASE_URL: database.url, PHASE }));
+    await warmUp(servers, receiver, w);
     const drained = await drain(servers, receiver, w, expected);
     const latencies: Figure[] = [];
     if (withLatency) {
@@ -387,16 +419,17 @@ async function onDatabase(entry: string, receiver: Receiver, database: BenchData
   }
 }
 
-function drainFigure(label: string, drained: Drain, raw: { perSecond: number; cpuUsPerDelivery: number }, details: Record<string, unknown>): Figure {
-  // Issue 7's target is absolute (5,000/s), above what the raw loop reaches on a small machine.
+function drainFigure(label: string, drained: Drain, raw: { perSecond: number; cpuUsPerDelivery: number }, details: Record<string, unknown>, nodes: number | null): Figure {
+  // Issue 16's targets are absolute: 10,000/s on SQLite, 5,000/s per PostgreSQL node.
+  const least = nodes === null ? 10_000 : 5_000 * nodes;
   return {
     figure: `deliveries/s (backlog drained, ${label})`,
     unit: 'deliveries/s',
     value: round(drained.perSecond, 0),
     baseline: { label: `raw POST loop, ${DEFAULT_TUNING.perEndpointLimit} in flight`, value: round(raw.perSecond, 0) },
     ratio: round(drained.perSecond / raw.perSecond, 3),
-    target: '≥ 5,000 deliveries/s (issue 7)',
-    met: drained.perSecond >= 5_000,
+    target: nodes === null ? '≥ 10,000 deliveries/s (issue 16)' : `≥ 5,000 deliveries/s per node (issue 16)${nodes > 1 ? `: ${least.toLocaleString('en')}` : ''}`,
+    met: drained.perSecond >= least,
     details: { ...details, ...drained, rawCpuUsPerDelivery: raw.cpuUsPerDelivery },
   };
 }
@@ -410,7 +443,7 @@ async function run(settings: { serverEntry: string }): Promise<Figure[]> {
       const { drained, latencies, w, backlog } = await onDatabase(settings.serverEntry, receiver, sqlite, 1, true);
       const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
       await receiver.take();
-      figures.push(drainFigure('SQLite', drained, raw, { devices: w.devices.length, backlog }), ...latencies);
+      figures.push(drainFigure('SQLite', drained, raw, { devices: w.devices.length, backlog, warmUpBacklog: w.warmUp?.expected.length ?? 0 }, null), ...latencies);
     } finally {
       await sqlite.remove();
     }
@@ -423,7 +456,7 @@ async function run(settings: { serverEntry: string }): Promise<Figure[]> {
           const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
           await receiver.take();
           const label = `PostgreSQL, ${nodes} node${nodes > 1 ? 's' : ''}`;
-          figures.push(drainFigure(label, drained, raw, { devices: w.devices.length, backlog, nodes }));
+          figures.push(drainFigure(label, drained, raw, { devices: w.devices.length, backlog, warmUpBacklog: w.warmUp?.expected.length ?? 0, nodes }, nodes));
           if (drained.statementsPerDelivery !== null) {
             figures.push(ceilingFigure(`SQL statements per delivery (${label})`, 'statements', drained.statementsPerDelivery, CONVOY_STATEMENTS, null, { anchor: 'Convoy, ~32 per event (issue 6)' }));
           }

@@ -4,14 +4,17 @@
  * loop runs on any store and tests drive it against real receivers.
  */
 import type { Clock } from '../ids.js';
-import type { AttemptRecord, ClaimedDelivery, ClaimRequest, RecordedStatus } from '../store/areas/delivery.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, RecordedAndClaimed, RecordedStatus } from '../store/areas/delivery.js';
 import { attemptRecord, deliveryHeaders, judge } from './attempt.js';
 import type { AttemptOutcome } from './sender.js';
 
 export interface DispatcherIo {
   claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;
-  /** Records the attempts in one transaction; one status per attempt, in order. */
-  record(attempts: AttemptRecord[], now: number): Promise<RecordedStatus[]>;
+  /**
+   * Records the attempts in one transaction, one status per attempt, in order; then, given `next`,
+   * claims with the slots they freed (see DeliveryArea.recordAndClaim).
+   */
+  record(attempts: AttemptRecord[], now: number, next?: ClaimRequest): Promise<RecordedAndClaimed>;
   /** One HTTP attempt; resolves with its outcome, never rejects. */
   send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome>;
   clock: Clock;
@@ -49,7 +52,10 @@ export interface DispatcherSettings {
 export interface DispatcherEvents {
   /** After each attempt is recorded (or found fenced). */
   recorded?(record: AttemptRecord, status: RecordedStatus, serviceId: string): void;
-  /** A claim or a record failed; the loop goes on, and unrecorded leases expire into a retry. */
+  /**
+   * A claim or a record failed; the loop goes on, and unrecorded leases expire into a retry. On
+   * PostgreSQL a record's claim is a statement of its own: when it fails, the outcomes stand, unreported.
+   */
   failed?(error: unknown, during: 'claim' | 'record'): void;
 }
 
@@ -67,8 +73,11 @@ export class Dispatcher {
   #total = 0;
   readonly #attempts = new Set<Promise<void>>();
   #finished: Finished[] = [];
-  /** The chain of record batches: one at a time, each taking every outcome that arrived before it. */
-  #recording: Promise<void> = Promise.resolve();
+  /**
+   * The chain of claims and record batches: one at a time, so that each claim counts every slot
+   * taken before it; each batch takes every outcome that arrived before it.
+   */
+  #storeWork: Promise<unknown> = Promise.resolve();
   #recordSoon: NodeJS.Immediate | undefined;
   #woken = false;
   #wakeUp: (() => void) | undefined;
@@ -114,29 +123,33 @@ export class Dispatcher {
     if (this.#state === 'running') this.#state = 'draining';
     this.wake();
     await this.#loop;
-    await Promise.all(this.#attempts);
-    if (this.#recordSoon) {
-      clearImmediate(this.#recordSoon);
-      this.#recordSoon = undefined;
-      this.#recording = this.#recording.then(() => this.#recordBatch());
+    // Until nothing is in flight or waiting to be recorded: a record batch begun before the drain
+    // may still be running, and may have claimed along with it.
+    for (;;) {
+      await this.#storeWork;
+      if (this.#attempts.size === 0 && !this.#recordSoon) break;
+      await Promise.all(this.#attempts);
+      if (this.#recordSoon) {
+        clearImmediate(this.#recordSoon);
+        this.#recordSoon = undefined;
+        void this.#serially(() => this.#recordBatch());
+      }
     }
-    await this.#recording;
     this.#state = 'stopped';
   }
 
   async #run(): Promise<void> {
     while (this.#state === 'running') {
       this.#woken = false;
-      const room = Math.min(this.settings.batchSize, this.settings.maxInFlight - this.#total);
-      let claimed = 0;
-      if (room > 0) {
+      let full = false;
+      if (this.#room() > 0) {
         await this.#pace();
         // A drain that began meanwhile claims nothing more.
         if (this.#state !== 'running') break;
-        claimed = await this.#claim(room);
+        full = await this.#serially(() => this.#claim());
       }
       // A full batch means more may be due at once.
-      if (claimed === room && room > 0) continue;
+      if (full) continue;
       await this.#idle();
       if (this.#congested) await this.#gather();
     }
@@ -153,26 +166,50 @@ export class Dispatcher {
     }
   }
 
-  async #claim(limit: number): Promise<number> {
+  #serially<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.#storeWork.then(work);
+    this.#storeWork = done;
+    return done;
+  }
+
+  #room(): number {
+    return Math.min(this.settings.batchSize, this.settings.maxInFlight - this.#total);
+  }
+
+  /** What a claim made now asks for; undefined when there is no room. */
+  #claimRequest(): ClaimRequest | undefined {
+    const limit = this.#room();
+    if (limit <= 0) return undefined;
     const now = this.io.clock.now();
     if (now >= this.#nextDue) this.#nextDue = Number.POSITIVE_INFINITY;
+    return {
+      owner: this.settings.owner,
+      now,
+      leaseMs: this.settings.leaseMs,
+      limit,
+      perEndpointLimit: this.settings.perEndpointLimit,
+      inFlight: Object.fromEntries(this.#inFlight),
+    };
+  }
+
+  /** Claims what there is room for; whether it took a full batch. */
+  async #claim(): Promise<boolean> {
+    const request = this.#claimRequest();
+    if (!request) return false;
     try {
-      const deliveries = await this.io.claim({
-        owner: this.settings.owner,
-        now,
-        leaseMs: this.settings.leaseMs,
-        limit,
-        perEndpointLimit: this.settings.perEndpointLimit,
-        inFlight: Object.fromEntries(this.#inFlight),
-      });
-      for (const delivery of deliveries) this.#begin(delivery);
-      this.#freed = 0;
-      this.#congested = [...this.#inFlight.values()].some((n) => n >= this.settings.perEndpointLimit);
-      return deliveries.length;
+      const deliveries = await this.io.claim(request);
+      this.#claimed(deliveries);
+      return deliveries.length === request.limit;
     } catch (error) {
       this.events.failed?.(error, 'claim');
-      return 0;
+      return false;
     }
+  }
+
+  #claimed(deliveries: ClaimedDelivery[]): void {
+    for (const delivery of deliveries) this.#begin(delivery);
+    this.#freed = 0;
+    this.#congested = [...this.#inFlight.values()].some((n) => n >= this.settings.perEndpointLimit);
   }
 
   /** Waits out what is left of claimIntervalMs since the last claim. */
@@ -221,32 +258,42 @@ export class Dispatcher {
     // Every outcome that arrives in this turn of the event loop goes into one transaction.
     this.#recordSoon ??= setImmediate(() => {
       this.#recordSoon = undefined;
-      this.#recording = this.#recording.then(() => this.#recordBatch());
+      void this.#serially(() => this.#recordBatch());
     });
   }
 
+  /**
+   * Records a batch and, while running, claims along with it what the freed slots allow: the next
+   * message of each device it moved on goes out at once, and the claim costs no commit of its own.
+   */
   async #recordBatch(): Promise<void> {
     const batch = this.#finished.splice(0);
     if (batch.length === 0) return;
-    let statuses: RecordedStatus[] = [];
-    try {
-      statuses = await this.io.record(batch.map((f) => f.record), this.io.clock.now());
-    } catch (error) {
-      // Unrecorded, the leases expire and the messages go again, with the same webhook-id.
-      this.events.failed?.(error, 'record');
-    }
-    batch.forEach(({ record, serviceId }, index) => {
+    for (const { serviceId } of batch) {
       const left = (this.#inFlight.get(serviceId) ?? 1) - 1;
       if (left > 0) this.#inFlight.set(serviceId, left);
       else this.#inFlight.delete(serviceId);
       this.#total -= 1;
       this.#freed += 1;
+    }
+    const next = this.#state === 'running' ? this.#claimRequest() : undefined;
+    let recorded: RecordedAndClaimed = { statuses: [], claimed: [] };
+    try {
+      recorded = await this.io.record(batch.map((f) => f.record), this.io.clock.now(), next);
+    } catch (error) {
+      // Unrecorded, the leases expire and the messages go again, with the same webhook-id.
+      this.events.failed?.(error, 'record');
+    }
+    const { statuses, claimed } = recorded;
+    batch.forEach(({ record, serviceId }, index) => {
       const status = statuses[index];
       if (status === undefined) return;
       if (status === 'pending' && record.verdict.kind === 'retry') this.#nextDue = Math.min(this.#nextDue, record.verdict.nextAttemptAt);
       this.events.recorded?.(record, status, serviceId);
     });
-    // Slots are free, and the next message of each device may now go.
-    this.wake();
+    if (next) this.#claimed(claimed);
+    // Slots are free, and the next message of each device may now go: unless the claim above took
+    // all it could, the loop claims again only for more than that.
+    if (!next || claimed.length === next.limit || statuses.length === 0) this.wake();
   }
 }

@@ -88,7 +88,10 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
   const dispatcher = new Dispatcher(
     {
       claim: (request) => store.claimDeliveries(request),
-      record: (attempts, now) => store.recordAttempts(attempts, now, tuning.disableAfterFailingMs),
+      record: async (attempts, now, next) =>
+        next
+          ? store.recordAndClaim(attempts, now, tuning.disableAfterFailingMs, next)
+          : { statuses: await store.recordAttempts(attempts, now, tuning.disableAfterFailingMs), claimed: [] },
       send: (url, headers, body) => sender.send(url, headers, body),
       clock,
       random: deps.random ?? Math.random,

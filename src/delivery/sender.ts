@@ -1,5 +1,5 @@
 /** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { PACKAGE_VERSION } from '../config.js';
 import { systemClock, type Clock } from '../ids.js';
 import { createAddressGuard, type Phase, type UrlCheck } from './address-guard.js';
@@ -53,30 +53,33 @@ export function createSender({
 }: SenderOptions): Sender {
   const guard = createAddressGuard({ phase, allowList });
   const agent = new Agent({ connections: connectionsPerOrigin, connect: { lookup: guard.lookup, timeout: timeoutMs } });
-  // A URL's scheme and literal address never change, and the same few URLs get every attempt.
-  const checked = new Map<string, UrlCheck>();
-  const checkUrl = (url: string): UrlCheck => {
-    let check = checked.get(url);
-    if (!check) {
+  // A URL's scheme and literal address never change, and the same few URLs get every attempt: each
+  // is checked and split into the agent's origin and path once, not parsed again per request.
+  const checked = new Map<string, Target>();
+  const checkUrl = (url: string): Target => {
+    let target = checked.get(url);
+    if (!target) {
       if (checked.size >= CHECKED_URLS) checked.clear();
-      check = guard.checkUrl(url);
-      checked.set(url, check);
+      const check = guard.checkUrl(url);
+      target = check.ok ? splitUrl(url) : check;
+      checked.set(url, target);
     }
-    return check;
+    return target;
   };
 
   async function send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = (): number => performance.now() - started;
-    const check = checkUrl(url);
-    if (!check.ok) return { ok: false, status: null, body: null, durationMs: elapsed(), error: check.reason, gone: false };
+    const target = checkUrl(url);
+    if (!target.ok) return { ok: false, status: null, body: null, durationMs: elapsed(), error: target.reason, gone: false };
 
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
     let status: number | null = null;
     try {
-      const response = await request(url, {
-        dispatcher: agent,
+      const response = await agent.request({
+        origin: target.origin,
+        path: target.path,
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
@@ -96,6 +99,14 @@ export function createSender({
   }
 
   return { send, close: () => agent.close() };
+}
+
+type Target = { ok: true; origin: string; path: string } | Exclude<UrlCheck, { ok: true }>;
+
+/** What undici's request(url) takes from a URL: the fragment stays behind, as a browser's would. */
+function splitUrl(url: string): Target {
+  const parsed = new URL(url);
+  return { ok: true, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
 }
 
 /** Keeps the first `max` bytes; past them the stream is dropped (closing the socket) rather than drained. */

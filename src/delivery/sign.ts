@@ -2,7 +2,7 @@
  * Standard Webhooks signing (https://www.standardwebhooks.com): `v1` HMAC-SHA256 signatures over
  * `id.timestamp.body`, several per header so a rotated secret and its successor both verify.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Clock } from '../ids.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -87,17 +87,27 @@ export function verify({ body, headers, secrets, clock, toleranceSeconds = DEFAU
   return { ok: false, reason: 'no-matching-signature' };
 }
 
-function sign(key: Buffer, messageId: string, timestamp: number, body: string): Buffer {
+function sign(key: KeyObject, messageId: string, timestamp: number, body: string): Buffer {
   return createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest();
 }
 
+/** How many secrets' keys are kept decoded: past that the cache starts over. */
+const CACHED_KEYS = 10_000;
+/** Every attempt signs with its service's few secrets: each is checked and decoded once. */
+const keys = new Map<string, KeyObject>();
+
 /** The HMAC key is the base64-decoded part after `whsec_`; anything else is a configuration error. */
-function secretKey(secret: string): Buffer {
+function secretKey(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (key) return key;
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : '';
   if (encoded === '' || !BASE64.test(encoded)) {
     throw new Error('a webhook secret must be "whsec_" followed by base64');
   }
-  return Buffer.from(encoded, 'base64');
+  if (keys.size >= CACHED_KEYS) keys.clear();
+  key = createSecretKey(Buffer.from(encoded, 'base64'));
+  keys.set(secret, key);
+  return key;
 }
 
 function header(headers: VerifyInput['headers'], name: string): string | undefined {

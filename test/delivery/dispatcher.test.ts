@@ -58,7 +58,8 @@ describe('dispatcher', () => {
     const started = new Dispatcher(
       {
         claim: (request) => store.claimDeliveries(request),
-        record: (attempts, at) => store.recordAttempts(attempts, at, 5 * 86_400_000),
+        record: async (attempts, at, next) =>
+          next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] },
         send: (url, headers, body) => sender.send(url, headers, body),
         clock,
         random: () => 0.5,
@@ -125,5 +126,40 @@ describe('dispatcher', () => {
     expect(recorded).toEqual([[messageId, 'delivered'], [messageId, 'fenced']]);
     expect(hooks.received.map((r) => r.headers['webhook-id'])).toEqual([messageId, messageId]);
     expect(await store.listAttempts([messageId])).toHaveLength(1);
+  });
+
+  it('stops only after a record batch in flight, and what it claimed along, are delivered and recorded', async () => {
+    const hooks = await receiver((response) => response.writeHead(200).end());
+    let open: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let recordsBegun = 0;
+    const loop = new Dispatcher(
+      {
+        claim: (request) => store.claimDeliveries(request),
+        // The first record batch waits at the gate, until the drain has begun.
+        record: async (attempts, at, next) => {
+          recordsBegun += 1;
+          if (recordsBegun === 1) await gate;
+          return next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
+        },
+        send: (url, headers, body) => sender.send(url, headers, body),
+        clock,
+        random: () => 0.5,
+      },
+      { owner: 'node-a', ...SETTINGS },
+      { recorded: (record, status) => recorded.push([record.messageId, status]) },
+    );
+    loop.start();
+    await store.renameDevice('D1', 'First', T0);
+    await store.renameDevice('D1', 'Second', T0);
+    await waitFor('the first record batch', () => (recordsBegun === 1 ? true : undefined));
+
+    const stopped = loop.stop();
+    open!();
+    await stopped;
+    const messages = await store.listMessages('S1', {});
+    expect(messages.map((m) => m.status)).toEqual(['delivered', 'delivered']);
+    expect(hooks.received).toHaveLength(2);
+    expect(recorded.map(([, status]) => status)).toEqual(['delivered', 'delivered']);
   });
 });

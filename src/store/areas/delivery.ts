@@ -60,6 +60,11 @@ export interface AttemptRecord {
 /** The message's status after its attempt was recorded, or `fenced` when its lease had been lost. */
 export type RecordedStatus = Exclude<MessageStatus, 'delivering'> | 'fenced';
 
+export interface RecordedAndClaimed {
+  statuses: RecordedStatus[];
+  claimed: ClaimedDelivery[];
+}
+
 /** Why deliveries to a service stopped until an admin enables them again. */
 export type EndpointDisabledReason = 'gone' | 'failing';
 
@@ -91,6 +96,12 @@ export interface DeliveryArea {
    * disables the endpoint, as `gone` does; a disabled endpoint's messages are held.
    */
   recordAttempts(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]>;
+  /**
+   * Records attempts as recordAttempts does, then claims as claimDeliveries does, with the slots
+   * those outcomes freed (`claim.inFlight` no longer counts them): the queues they moved on are
+   * claimed at once. SQLite commits both in one transaction; PostgreSQL runs one after the other.
+   */
+  recordAndClaim(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, claim: ClaimRequest): Promise<RecordedAndClaimed>;
   /** A service's endpoint health (healthy when nothing was recorded); undefined for an unknown service. */
   getEndpointHealth(serviceId: string): Promise<EndpointHealth | undefined>;
   /** Clears a disabled endpoint and releases the service's held messages; returns how many were released. */

@@ -13,7 +13,7 @@
  * outcomes and reports in a cycle: PostgreSQL aborts one, and the store runs it again (database.ts).
  */
 import type { OutboxMessage } from '../../core/model.js';
-import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import { area, type Sql } from './database.js';
 import { notifyDue } from './postgres-notify.js';
 import { firstOpenOf, OPEN } from './postgres-outbox.js';
@@ -291,6 +291,12 @@ async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, 
   return statuses;
 }
 
+/** One after the other: each is atomic on its own, and a claim never needed the record's transaction. */
+async function recordAndClaim(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, request: ClaimRequest): Promise<RecordedAndClaimed> {
+  const statuses = await recordAttempts(sql, attempts, now, disableAfterFailingMs);
+  return { statuses, claimed: await claimDeliveries(sql, request) };
+}
+
 async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
   return sql.one<EndpointHealth>(
     `SELECT s.service_id AS "serviceId", e.failing_since AS "failingSince", e.disabled_at AS "disabledAt", e.disabled_reason AS "disabledReason"
@@ -337,5 +343,5 @@ async function outboxStats(sql: Sql): Promise<OutboxStats> {
 
 /** The delivery area on PostgreSQL: claims and outcomes of any number of nodes. */
 export function postgresDelivery(sql: Sql): DeliveryArea {
-  return area(sql, { claimDeliveries, recordAttempts, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
+  return area(sql, { claimDeliveries, recordAttempts, recordAndClaim, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
 }

@@ -2,7 +2,7 @@
  * What the delivery engine does with the outbox (DESIGN C): leases with fencing tokens, outcomes in
  * batches, endpoint health and held messages. The rules are on DeliveryArea in areas/delivery.ts.
  */
-import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedStatus } from '../areas/delivery.js';
+import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
 import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
@@ -72,50 +72,57 @@ function bookkeeping<T>(sql: Sql, work: () => T): T {
 }
 
 function claimDeliveries(sql: Sql, request: ClaimRequest): ClaimedDelivery[] {
+  return bookkeeping(sql, () => claim(sql, request));
+}
+
+/** One commit for a batch of outcomes and the claim that follows: a commit is most of their cost. */
+function recordAndClaim(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, request: ClaimRequest): RecordedAndClaimed {
+  return bookkeeping(sql, () => ({ statuses: record(sql, attempts, now, disableAfterFailingMs), claimed: claim(sql, request) }));
+}
+
+function claim(sql: Sql, request: ClaimRequest): ClaimedDelivery[] {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  return bookkeeping(sql, () => {
-    // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
-    sql.run(
-      `UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-       WHERE status = 'delivering' AND lease_expires_at <= ?`,
-      now,
-    );
-    holdUndeliverable(sql);
-    // Services whose first waiting head is oldest go first, each taking no more than its room.
-    const services = sql
-      .all<{ service_id: string; due: number }>(READY_SERVICES)
-      .filter(({ service_id, due }) => due <= now && (inFlight[service_id] ?? 0) < perEndpointLimit)
-      .sort((a, b) => a.due - b.due);
-    const chosen: { id: number; url: string | null }[] = [];
-    for (const { service_id } of services) {
-      const room = Math.min(perEndpointLimit - (inFlight[service_id] ?? 0), limit - chosen.length);
-      if (room <= 0) break;
-      chosen.push(...sql.all<{ id: number; url: string | null }>(SERVICE_CANDIDATES, service_id, now, room));
-    }
-    if (chosen.length === 0) return [];
-    const leased = sql.all<LeasedRow>(
-      `UPDATE outbox SET status = 'delivering', lease_owner = ?, lease_expires_at = ?, fencing_token = fencing_token + 1
-       WHERE id IN (SELECT value FROM json_each(?))
-       RETURNING id, ${OUTBOX_COLUMNS}, fencing_token, schedule_start`,
-      owner,
-      now + leaseMs,
-      JSON.stringify(chosen.map((c) => c.id)),
-    );
-    const byId = new Map(leased.map((row) => [row.id, row]));
-    const secrets = new Map<string, string[]>();
-    return chosen.map(({ id, url }): ClaimedDelivery => {
-      const row = byId.get(id);
-      // Held messages were set aside above, so every chosen one has a URL.
-      if (!row || url === null) throw new Error(`Outbox row ${id} was chosen but not leased`);
-      if (!secrets.has(row.service_id)) secrets.set(row.service_id, currentSecrets(sql, row.service_id, now));
-      return {
-        message: toMessage(row),
-        fencingToken: row.fencing_token,
-        scheduleAttempt: row.attempts - row.schedule_start + 1,
-        url,
-        secrets: secrets.get(row.service_id) ?? [],
-      };
-    });
+  // A crashed or stalled holder's attempt may still land: the new token makes its outcome void.
+  sql.run(
+    `UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+     WHERE status = 'delivering' AND lease_expires_at <= ?`,
+    now,
+  );
+  holdUndeliverable(sql);
+  // Services whose first waiting head is oldest go first, each taking no more than its room.
+  const services = sql
+    .all<{ service_id: string; due: number }>(READY_SERVICES)
+    .filter(({ service_id, due }) => due <= now && (inFlight[service_id] ?? 0) < perEndpointLimit)
+    .sort((a, b) => a.due - b.due);
+  const chosen: { id: number; url: string | null }[] = [];
+  for (const { service_id } of services) {
+    const room = Math.min(perEndpointLimit - (inFlight[service_id] ?? 0), limit - chosen.length);
+    if (room <= 0) break;
+    chosen.push(...sql.all<{ id: number; url: string | null }>(SERVICE_CANDIDATES, service_id, now, room));
+  }
+  if (chosen.length === 0) return [];
+  const leased = sql.all<LeasedRow>(
+    `UPDATE outbox SET status = 'delivering', lease_owner = ?, lease_expires_at = ?, fencing_token = fencing_token + 1
+     WHERE id IN (SELECT value FROM json_each(?))
+     RETURNING id, ${OUTBOX_COLUMNS}, fencing_token, schedule_start`,
+    owner,
+    now + leaseMs,
+    JSON.stringify(chosen.map((c) => c.id)),
+  );
+  const byId = new Map(leased.map((row) => [row.id, row]));
+  const secrets = new Map<string, string[]>();
+  return chosen.map(({ id, url }): ClaimedDelivery => {
+    const row = byId.get(id);
+    // Held messages were set aside above, so every chosen one has a URL.
+    if (!row || url === null) throw new Error(`Outbox row ${id} was chosen but not leased`);
+    if (!secrets.has(row.service_id)) secrets.set(row.service_id, currentSecrets(sql, row.service_id, now));
+    return {
+      message: toMessage(row),
+      fencingToken: row.fencing_token,
+      scheduleAttempt: row.attempts - row.schedule_start + 1,
+      url,
+      secrets: secrets.get(row.service_id) ?? [],
+    };
   });
 }
 
@@ -132,7 +139,7 @@ function currentSecrets(sql: Sql, serviceId: string, now: number): string[] {
 
 /**
  * Pending messages of services that cannot take them now become held. It runs at every claim while
- * an endpoint is disabled, so it seeks them in outbox_service_status: outbox_open would also read
+ * an endpoint is disabled, so it seeks them in outbox_pending: outbox_open would also read
  * every message held before.
  */
 function holdUndeliverable(sql: Sql): void {
@@ -148,20 +155,22 @@ function holdUndeliverable(sql: Sql): void {
 }
 
 function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
-  return bookkeeping(sql, () => {
-    // Services whose failing streak a success of this batch ended, and no failure restarted since:
-    // a run of successes clears it once, not once per message.
-    const healthy = new Set<string>();
-    const statuses = attempts.map((attempt) => {
-      if (attempt.verdict.kind === 'delivered') return recordDelivered(sql, attempt, healthy);
-      const { status, serviceId } = recordAttempt(sql, attempt, now, disableAfterFailingMs);
-      if (serviceId) healthy.delete(serviceId);
-      return status;
-    });
-    // An endpoint disabled above holds every pending message of its service, not only these.
-    if (statuses.includes('held')) holdUndeliverable(sql);
-    return statuses;
+  return bookkeeping(sql, () => record(sql, attempts, now, disableAfterFailingMs));
+}
+
+function record(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): RecordedStatus[] {
+  // Services whose failing streak a success of this batch ended, and no failure restarted since:
+  // a run of successes clears it once, not once per message.
+  const healthy = new Set<string>();
+  const statuses = attempts.map((attempt) => {
+    if (attempt.verdict.kind === 'delivered') return recordDelivered(sql, attempt, healthy);
+    const { status, serviceId } = recordAttempt(sql, attempt, now, disableAfterFailingMs);
+    if (serviceId) healthy.delete(serviceId);
+    return status;
   });
+  // An endpoint disabled above holds every pending message of its service, not only these.
+  if (statuses.includes('held')) holdUndeliverable(sql);
+  return statuses;
 }
 
 /**
@@ -322,6 +331,7 @@ export function sqliteDelivery(sql: Sql): DeliveryArea {
   return {
     claimDeliveries: async (request) => claimDeliveries(sql, request),
     recordAttempts: async (attempts, now, disableAfterFailingMs) => recordAttempts(sql, attempts, now, disableAfterFailingMs),
+    recordAndClaim: async (attempts, now, disableAfterFailingMs, request) => recordAndClaim(sql, attempts, now, disableAfterFailingMs, request),
     getEndpointHealth: async (serviceId) => getEndpointHealth(sql, serviceId),
     enableEndpoint: async (serviceId, now) => enableEndpoint(sql, serviceId, now),
     releaseHeld: async (now, serviceId) => releaseHeld(sql, now, serviceId),

@@ -115,6 +115,34 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect(await claim(T0 + 300)).toEqual([]);
   });
 
+  it('records and claims in one call: the claim counts the slots the outcomes freed and takes the queues they moved on', async () => {
+    await fourMessages();
+    const [d1, d2] = await claim(T0 + 10);
+    const recorded = await store().recordAndClaim([attempt(d1!, { kind: 'delivered' })], T0 + 200, FIVE_DAYS, {
+      owner: 'node-a',
+      now: T0 + 200,
+      leaseMs: LEASE,
+      limit: 100,
+      perEndpointLimit: 2,
+      inFlight: { S1: 1 },
+    });
+    expect(recorded.statuses).toEqual(['delivered']);
+    expect(describeClaim(recorded.claimed)).toEqual([['D1', 2]]);
+    expect(recorded.claimed[0]).toMatchObject({ url: 'https://S1.example/push', secrets: ['whsec_S1'], message: { status: 'delivering' } });
+    // A fenced outcome changes nothing, and a service at its limit gets no more.
+    const again = await store().recordAndClaim([attempt(d1!, { kind: 'delivered' })], T0 + 300, FIVE_DAYS, {
+      owner: 'node-a',
+      now: T0 + 300,
+      leaseMs: LEASE,
+      limit: 100,
+      perEndpointLimit: 2,
+      inFlight: { S1: 2 },
+    });
+    expect(again).toEqual({ statuses: ['fenced'], claimed: [] });
+    expect(await record([attempt(d2!, { kind: 'delivered' })])).toEqual(['delivered']);
+    expect(await statuses()).toEqual([['D1', 1, 'delivered'], ['D2', 1, 'delivered'], ['D1', 2, 'delivering'], ['D1', 3, 'pending']]);
+  });
+
   it('puts a resent earlier message back in front of its device\'s queue', async () => {
     await fourMessages();
     const [d1] = await claim(T0 + 10, { limit: 1 });

@@ -210,15 +210,17 @@ CREATE INDEX oauth_records_user_code ON oauth_records (user_code) WHERE user_cod
 
 CREATE INDEX outbox_closed ON outbox (created_at) WHERE status IN ('delivered', 'failed');
 
+CREATE INDEX outbox_held ON outbox (service_id) WHERE status = 'held';
+
 CREATE INDEX outbox_leases ON outbox (lease_expires_at) WHERE status = 'delivering';
 
 CREATE INDEX outbox_open ON outbox (service_id, device_id, sequence) WHERE status IN ('pending', 'delivering', 'held');
 
+CREATE INDEX outbox_pending ON outbox (service_id) WHERE status = 'pending';
+
 CREATE INDEX outbox_ready ON outbox (service_id, next_attempt_at, id) WHERE status = 'pending' AND queue_head = 1;
 
 CREATE INDEX outbox_service_created ON outbox (service_id, created_at);
-
-CREATE INDEX outbox_service_status ON outbox (service_id, status);
 
 CREATE INDEX push_subscriptions_device ON push_subscriptions (device_id);
 
