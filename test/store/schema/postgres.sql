@@ -230,21 +230,19 @@ CREATE INDEX oauth_records_user_code ON public.oauth_records USING btree (user_c
 
 CREATE INDEX outbox_closed ON public.outbox USING btree (created_at) WHERE (status = ANY (ARRAY['delivered'::text, 'failed'::text]));
 
-CREATE INDEX outbox_held ON public.outbox USING btree (service_id) WHERE (status = 'held'::text);
-
 CREATE INDEX outbox_lease_expiry ON public.outbox USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
 
 CREATE UNIQUE INDEX outbox_message_id_key ON public.outbox USING btree (message_id);
 
 CREATE INDEX outbox_open ON public.outbox USING btree (service_id, device_id, sequence) WHERE (status = ANY (ARRAY['pending'::text, 'delivering'::text, 'held'::text]));
 
-CREATE INDEX outbox_pending ON public.outbox USING btree (service_id) WHERE (status = 'pending'::text);
-
 CREATE INDEX outbox_ready ON public.outbox USING btree (service_id, next_attempt_at, id) WHERE ((status = 'pending'::text) AND queue_head);
 
 CREATE INDEX outbox_service_created ON public.outbox USING btree (service_id, created_at);
 
 CREATE UNIQUE INDEX outbox_service_id_device_id_sequence_key ON public.outbox USING btree (service_id, device_id, sequence);
+
+CREATE INDEX outbox_service_status ON public.outbox USING btree (service_id, status);
 
 CREATE UNIQUE INDEX owner_logins_email_key ON public.owner_logins USING btree (email);
 
