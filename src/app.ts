@@ -1,7 +1,7 @@
 /**
  * buildApp: the HTTP server with every route, not listening. `server.ts` listens; tests `inject()`.
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { adminRoutes } from './admin/routes.js';
 import { consoleRoutes, SignInCodes } from './console/index.js';
 import { ErrorEnvelope } from './api/envelope.js';
@@ -12,6 +12,7 @@ import { opsRoutes } from './ops/routes.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
 import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
+import { createLog } from './logging.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
 
@@ -32,8 +33,11 @@ export interface App {
 
 export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
   const { config, store, clock } = ctx;
+  const log = createLog(config.logLevel);
+  // Widened to Fastify's logger type, which every route and plugin of ours is typed with.
+  const loggerInstance: FastifyBaseLogger = log.logger;
   const server = Fastify({
-    logger: { level: config.logLevel },
+    loggerInstance,
     // We log one line per request ourselves, with the partner's messageId and serviceId.
     logController: new LogController({ disableRequestLogging: true }),
     // No pino child per request: our lines name the request by its messageId, Fastify's reqId adds nothing.
@@ -74,20 +78,17 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
 
   const noRoute = installErrorHandling(server, clock);
   server.addSchema(ErrorEnvelope);
-  // Every request: its latency in the per-route histogram, and its log line (built only when info is logged).
-  const logRequests = ['trace', 'debug', 'info'].includes(config.logLevel);
+  // Every request: its latency in the per-route histogram, and its log line (written only when info is logged).
   server.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     metrics.httpDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    if (logRequests) {
-      request.log.info({
-        messageId: request.headers['x-message-id'],
-        serviceId: request.partner?.service.serviceId,
-        route: `${request.method} ${route}`,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
-      }, 'request');
-    }
+    log.request({
+      messageId: request.headers['x-message-id'],
+      serviceId: request.partner?.service.serviceId,
+      route: `${request.method} ${route}`,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+    });
     done();
   });
 

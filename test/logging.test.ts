@@ -1,0 +1,93 @@
+import { hostname } from 'node:os';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLog, TurnBatchedStream, type RequestLogFields } from '../src/logging.js';
+import { exitCode, startCli, stdoutUntil } from './cli/process.js';
+
+/** A stream that keeps what it is given, one entry per write. */
+function capture() {
+  const writes: string[] = [];
+  return { writes, write: (chunk: string) => writes.push(chunk) > 0, flushSync: () => {} };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+const FIELDS: RequestLogFields = { messageId: 'm-"1"\\', serviceId: 'svc_1', route: 'GET /devices/:deviceId', status: 200, durationMs: 1.234 };
+
+describe('the request line (DESIGN E: one JSON line per request)', () => {
+  it('is the line pino writes for the same fields, key for key and in the same order', () => {
+    const ours = capture();
+    createLog('info', ours).request(FIELDS);
+    const theirs = capture();
+    pino({ level: 'info' }, theirs).info(FIELDS, 'request');
+
+    const [line, pinoLine] = [JSON.parse(ours.writes[0]!), JSON.parse(theirs.writes[0]!)];
+    expect(ours.writes[0]!.endsWith('}\n')).toBe(true);
+    expect(Object.keys(line)).toEqual(Object.keys(pinoLine));
+    expect({ ...line, time: 0 }).toEqual({ ...pinoLine, time: 0 });
+    expect(line).toMatchObject({ level: 30, pid: process.pid, hostname: hostname(), msg: 'request', messageId: 'm-"1"\\' });
+  });
+
+  it('leaves out what the request did not have, as pino does', () => {
+    const ours = capture();
+    createLog('info', ours).request({ ...FIELDS, messageId: undefined, serviceId: undefined });
+    expect(JSON.parse(ours.writes[0]!)).not.toHaveProperty('messageId');
+    expect(JSON.parse(ours.writes[0]!)).not.toHaveProperty('serviceId');
+  });
+
+  it('is not written above info', () => {
+    const ours = capture();
+    createLog('warn', ours).request(FIELDS);
+    expect(ours.writes).toEqual([]);
+  });
+});
+
+describe('TurnBatchedStream', () => {
+  it('writes the lines of one event-loop turn together, in order, at its end', async () => {
+    const sink = capture();
+    const stream = new TurnBatchedStream(sink);
+    stream.write('a\n');
+    stream.write('b\n');
+    expect(sink.writes).toEqual([]);
+    await nextTurn();
+    stream.write('c\n');
+    await nextTurn();
+    expect(sink.writes).toEqual(['a\nb\n', 'c\n']);
+  });
+
+  it('flushSync hands over what is pending at once', () => {
+    const sink = capture();
+    const stream = new TurnBatchedStream(sink);
+    stream.write('a\n');
+    stream.flushSync();
+    expect(sink.writes).toEqual(['a\n']);
+  });
+});
+
+describe('a server at LOG_LEVEL=info', () => {
+  const ADMIN_TOKEN = 'log-test-admin';
+  let child: ReturnType<typeof startCli>;
+  let base: string;
+
+  beforeAll(async () => {
+    child = startCli(['serve'], { PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' });
+    const stdout = await stdoutUntil(child, /"listening":"http:\/\/127\.0\.0\.1:\d+"/);
+    base = /"listening":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)![1]!;
+  }, 30_000);
+
+  afterAll(async () => {
+    child.kill('SIGTERM');
+    await exitCode(child);
+  });
+
+  it('writes one line per request with its messageId, serviceId, route, status and duration', async () => {
+    const lines = stdoutUntil(child, /"messageId":"log-test-2"[^\n]*\n/);
+    await fetch(`${base}/devices`, { headers: { 'x-message-id': 'log-test-1' } });
+    await fetch(`${base}/health`, { headers: { 'x-message-id': 'log-test-2' } });
+    const logged = (await lines).split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toMatchObject({ level: 30, messageId: 'log-test-1', route: 'GET /devices', status: 400 });
+    expect(logged[1]).toMatchObject({ messageId: 'log-test-2', route: 'GET /health', status: 200 });
+    for (const line of logged) expect(line.durationMs).toBeGreaterThan(0);
+  });
+});
