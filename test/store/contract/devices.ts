@@ -125,6 +125,21 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().getDeviceStatusJson('D2')).toBeUndefined();
     });
 
+    it('gives each status read what the last write left: report, reports, connection, unregistration', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      const read = async () => store().getDeviceStatusJson('D1');
+      expect(await read()).toMatchObject({ version: 1, online: true });
+      await store().applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1);
+      expect(await read()).toEqual({ statusJson: '{"a":1}', version: 2, online: true });
+      await store().applyReports('D1', [{ status: { a: 2 }, report: { a: 2 } }, { status: { a: 3 }, report: { a: 3 } }], T0 + 2);
+      expect(await read()).toEqual({ statusJson: '{"a":3}', version: 4, online: true });
+      await store().setOnline('D1', false);
+      expect(await read()).toMatchObject({ version: 4, online: false });
+      await store().unregisterDevice('D1', 'U1', T0 + 3);
+      expect(await read()).toBeUndefined();
+    });
+
     it('changes nothing for an empty report', async () => {
       await addUser(store(), 'U1');
       await addDevice(store(), 'D1', 'U1');

@@ -1,6 +1,6 @@
 /**
  * What the contract cannot reach through the Store interface alone: a store reopened from its file,
- * and group commit.
+ * group commit, and the status cache.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
+import { LOOKUP_TTL_MS } from '../../../src/core/cache.js';
 import { addDevice, addService, addUser, connect, HOUR, T0 } from '../contract/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-'));
@@ -112,5 +113,31 @@ describe('group commit of device reports', () => {
     await expect(pending).resolves.toBe(2);
     store = await openStore(`sqlite:${file}`);
     expect((await store.getDeviceState('D1'))!.version).toBe(2);
+  });
+});
+
+describe('the status cache', () => {
+  it('sees a write by another process on the file once its entry expires, within a second', async () => {
+    await addUser(store, 'U1');
+    await addDevice(store, 'D1', 'U1');
+    expect(await store.getDeviceStatusJson('D1')).toMatchObject({ version: 1 });
+    side.prepare("UPDATE device_states SET status = '{\"b\":1}', version = 9 WHERE device_id = 'D1'").run();
+    expect(await store.getDeviceStatusJson('D1')).toMatchObject({ version: 1 });
+    await new Promise((resolve) => setTimeout(resolve, LOOKUP_TTL_MS + 50));
+    expect(await store.getDeviceStatusJson('D1')).toEqual({ statusJson: '{"b":1}', version: 9, online: true });
+  });
+
+  it('keeps nothing a rolled-back group wrote', async () => {
+    await addUser(store, 'U1');
+    await addDevice(store, 'D1', 'U1');
+    await addService(store, 'S1');
+    await connect(store, 'S1', 'U1');
+    await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+    expect(await store.getDeviceStatusJson('D1')).toMatchObject({ version: 1 });
+    // The report's event cannot be recorded: the report's write rolls back with it.
+    side.exec("CREATE TRIGGER injected_fault AFTER INSERT ON outbox BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+    await expect(store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1)).rejects.toThrow(/injected fault/);
+    side.exec('DROP TRIGGER injected_fault');
+    expect(await store.getDeviceStatusJson('D1')).toMatchObject({ statusJson: expect.not.stringContaining('"a":1'), version: 1 });
   });
 });
