@@ -53,11 +53,17 @@ export function isDeviceId(value: string): boolean {
 /** UTC, ISO 8601 without zone, with microseconds: `2025-01-09T04:24:35.540658`. */
 export function formatTimestamp(epochMs: number): string {
   const wholeMs = Math.floor(epochMs);
+  // Every answer carries one: under load, many fall in the same millisecond, whose ISO text is kept.
+  if (wholeMs !== lastMs) {
+    lastMs = wholeMs;
+    lastIso = new Date(wholeMs).toISOString().slice(0, 23);
+  }
   // Rounded, not floored: 0.658 ms is 0.657999… in binary floating point.
   const micros = Math.min(999, Math.round((epochMs - wholeMs) * 1000));
-  const iso = new Date(wholeMs).toISOString();
-  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}`;
+  return `${lastIso}${String(micros).padStart(3, '0')}`;
 }
+let lastMs = Number.NaN;
+let lastIso = '';
 
 /** A random identifier of `bytes` bytes of entropy, URL-safe. */
 export function randomId(bytes = 16): string {

@@ -24,6 +24,9 @@ describe('ids and timestamps', () => {
   it('timestamps are UTC without zone, with microseconds', () => {
     expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 540) + 0.658)).toBe('2025-01-09T04:24:35.540658');
     expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 0))).toBe('2025-01-09T04:24:35.000000');
+    // The same millisecond again, then the next: its text is kept for the one, not for the other.
+    expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 0) + 0.999)).toBe('2025-01-09T04:24:35.000999');
+    expect(formatTimestamp(Date.UTC(2025, 0, 9, 4, 24, 35, 1))).toBe('2025-01-09T04:24:35.001000');
   });
 
   it('device ids are 1 to 128 of A-Z a-z 0-9 _ -', () => {
