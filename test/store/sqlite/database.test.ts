@@ -19,12 +19,13 @@ function migrationsDir(name: string, files: Record<string, string>): URL {
 }
 
 describe('openSqliteDatabase', () => {
-  it('sets WAL, synchronous FULL, foreign keys and a busy timeout', () => {
+  it('sets WAL, synchronous FULL, foreign keys, a busy timeout and temp storage in memory', () => {
     const db = openSqliteDatabase(join(dir, 'pragmas.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(db.pragma('temp_store', { simple: true })).toBe(2);
     db.close();
   });
 });
