@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase, Sql } from '../../../src/store/sqlite/database.js';
+import { GroupCommit } from '../../../src/store/sqlite/group-commit.js';
 import { loadMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 
@@ -44,6 +45,51 @@ describe('Sql', () => {
     sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 2));
     expect(sql.one<{ x: number }>('SELECT x FROM t WHERE x = ?', 2)).toEqual({ x: 2 });
     expect(sql.one('SELECT x FROM t WHERE x = ?', 3)).toBeUndefined();
+    sql.db.close();
+  });
+
+  it('nests writes without savepoints inside writeUnguarded, and rolls all of it back when it throws', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    expect(() =>
+      sql.writeUnguarded(() => {
+        sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 1));
+        sql.write(() => {
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+        });
+      }),
+    ).toThrow(/UNIQUE/);
+    expect(sql.all('SELECT x FROM t')).toEqual([]);
+    // Outside it, a nested write is a savepoint again: a failed one rolls back alone.
+    sql.write(() => {
+      sql.run('INSERT INTO t (x) VALUES (?)', 3);
+      expect(() => sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 3))).toThrow(/UNIQUE/);
+    });
+    expect(sql.all('SELECT x FROM t')).toEqual([{ x: 3 }]);
+    sql.db.close();
+  });
+});
+
+describe('GroupCommit', () => {
+  it("commits a turn's works together; one that throws after writing is refused alone, its writes undone", async () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    const group = new GroupCommit(sql);
+    const insert = (x: number) => () => sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', x));
+    const results = await Promise.allSettled([
+      group.run(insert(1)),
+      group.run(() =>
+        sql.write(() => {
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+          throw new Error('refused after writing');
+        }),
+      ),
+      group.run(insert(3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('refused after writing'));
+    expect(sql.all('SELECT x FROM t ORDER BY x')).toEqual([{ x: 1 }, { x: 3 }]);
     sql.db.close();
   });
 });
