@@ -95,6 +95,30 @@ describe('GroupCommit', () => {
 });
 
 describe('migrations', () => {
+  it('012 rebuilds the outbox without the unique sequence index, keeping every row, index and the attempts\' reference', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    const shipped = loadMigrations();
+    migrate(sql, shipped.filter((m) => m.version < 12), 0);
+    sql.run("INSERT INTO services (service_id, name, key_hash, allowed_devices, created_at) VALUES ('S1', 's', 'h', '[]', 0)");
+    const insert = `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head, attempts)
+      VALUES (?, 'S1', 'D1', 'event', 'DEVICE_STATUS', ?, '{}', ?, 0, 0, ?, ?)`;
+    sql.run(insert, 'M1', 1, 'delivered', 0, 1);
+    sql.run(insert, 'M2', 2, 'held', 1, 0);
+    sql.run('INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms) VALUES (?, 1, 0, 1)', 'M1');
+    const before = sql.all('SELECT * FROM outbox ORDER BY id');
+
+    expect(migrate(sql, shipped, 1000)).toEqual([12]);
+    expect(sql.all('SELECT * FROM outbox ORDER BY id')).toEqual(before);
+    const indexes = sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox' ORDER BY name").map((r) => r.name);
+    expect(indexes).toEqual([
+      'outbox_closed', 'outbox_held', 'outbox_leases', 'outbox_open', 'outbox_pending', 'outbox_ready', 'outbox_service_created', 'sqlite_autoindex_outbox_1',
+    ]);
+    expect(sql.all('PRAGMA foreign_key_check')).toEqual([]);
+    expect(() => sql.run('INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms) VALUES (?, 1, 0, 1)', 'unknown')).toThrow(/FOREIGN KEY/);
+    expect(() => sql.run(insert, 'M1', 3, 'pending', 0, 0)).toThrow(/UNIQUE constraint failed: outbox.message_id/);
+    sql.db.close();
+  });
+
   it('ship as numbered files, in order, starting with 001_init.sql', () => {
     const shipped = loadMigrations();
     expect(shipped[0]).toMatchObject({ version: 1, name: '001_init.sql' });
