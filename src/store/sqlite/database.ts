@@ -21,8 +21,9 @@ export function openSqliteDatabase(filename: string): Database.Database {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // 64 MiB of pages (the default is 2 MiB): with 100,000 devices the hot rows stay in memory.
     db.pragma('cache_size = -65536');
-    // Statement journals in memory: a group commit's savepoints outgrow the 64 KiB SQLite keeps in
-    // memory, and spilling them made a temp file (create, unlink, writes) per group.
+    // Statement journals in memory: in a group commit they outgrow the 64 KiB SQLite keeps in memory
+    // (each holds the pages its statement changes that the transaction had changed before), and
+    // spilling one made a temp file (create, unlink, writes), about once per group.
     db.pragma('temp_store = MEMORY');
   } catch (error) {
     db.close();
