@@ -58,9 +58,17 @@ export function listReadable(profile: ParsedProfile): ListedProperty[] {
   return listProperties(profile).filter((p) => p.property.readable);
 }
 
+/** Profiles are parsed once per model and never change: asked on every control command, answered once each. */
+const writable = new WeakMap<ParsedProfile, boolean>();
+
 /** LG: "You can't control products that don't have controllable properties in the device profile." */
 export function hasWritableProperty(profile: ParsedProfile): boolean {
-  return listProperties(profile).some((p) => p.property.writable);
+  let known = writable.get(profile);
+  if (known === undefined) {
+    known = listProperties(profile).some((p) => p.property.writable);
+    writable.set(profile, known);
+  }
+  return known;
 }
 
 /** Rounds away binary noise so 16 + 0.5 * 27 prints as 29.5. */

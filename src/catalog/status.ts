@@ -4,7 +4,7 @@
  * resources match by their `locationName`/`unit`, location entries by `location.locationName`.
  */
 import type { AddressKey, DeviceStatus, JsonObject, ParsedProfile, ResourceSet } from './types.js';
-import { deepEqual, isObject, nameMap, own } from './values.js';
+import { cloneJson, deepEqual, isObject, nameMap, own } from './values.js';
 
 const NO_RESOURCES: ResourceSet = { resources: nameMap(), arrays: nameMap() };
 
@@ -78,7 +78,7 @@ function mergeSet(set: ResourceSet, base: JsonObject, report: JsonObject): JsonO
 
 /** The status with a (validated) report applied; neither argument is modified. */
 export function mergeStatus(profile: ParsedProfile, status: DeviceStatus, report: DeviceStatus): DeviceStatus {
-  const [current, incoming] = [structuredClone(status), structuredClone(report)];
+  const [current, incoming] = [cloneJson(status), cloneJson(report)];
   if (!profile.locations) return mergeSet(profile.root ?? NO_RESOURCES, asObject(current), asObject(incoming));
   const nameOf = locationNamer(profile);
   const merged = asEntries(current);
@@ -95,7 +95,7 @@ export function mergeStatus(profile: ParsedProfile, status: DeviceStatus, report
 
 function diffObject(before: JsonObject, after: JsonObject): JsonObject | null {
   const changed = Object.entries(after).filter(([k, v]) => !deepEqual(own(before, k), v));
-  return changed.length ? structuredClone(Object.fromEntries(changed)) : null;
+  return changed.length ? cloneJson(Object.fromEntries(changed)) : null;
 }
 
 /** The changed part of a one-unit resource, with the unit it is in. */
@@ -126,7 +126,7 @@ function diffSet(set: ResourceSet, before: JsonObject, after: JsonObject): JsonO
     } else if (isObject(value) && isObject(previous)) {
       const change = diffObject(previous, value);
       if (change) out[resource] = change;
-    } else if (!deepEqual(previous, value)) out[resource] = structuredClone(value);
+    } else if (!deepEqual(previous, value)) out[resource] = cloneJson(value);
   }
   return Object.keys(out).length ? { ...out } : null;
 }

@@ -24,6 +24,22 @@ export function own<T>(record: Readonly<Record<string, T>>, name: string): T | u
   return Object.hasOwn(record, name) ? record[name] : undefined;
 }
 
+/**
+ * A deep copy of a JSON value (a status, a report, a device's memory): several times faster than
+ * structuredClone on objects this small, and a control copies a few. A `__proto__` key stays a key.
+ */
+export function cloneJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => cloneJson(item)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = cloneJson((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: child, enumerable: true, writable: true, configurable: true });
+    else copy[key] = child;
+  }
+  return copy as T;
+}
+
 /** Structural equality of JSON values. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

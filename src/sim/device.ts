@@ -5,7 +5,7 @@
  */
 import { diffStatus, parsedProfile } from '../catalog/index.js';
 import type { CatalogModel, DeviceStatus, JsonObject, ParsedProfile } from '../catalog/types.js';
-import { isObject } from '../catalog/values.js';
+import { cloneJson, isObject } from '../catalog/values.js';
 import type { TypeBehaviour } from './behaviour.js';
 import { advance } from './engine.js';
 import { type Memory, Part } from './part.js';
@@ -39,17 +39,17 @@ export class DeviceDraft {
   ) {
     this.profile = parsedProfile(model);
     this.behaviour = behaviourOf(model.deviceType);
-    this.memory = structuredClone(memory);
+    this.memory = cloneJson(memory);
     this.parts = this.draftParts();
   }
 
   private draftParts(): Part[] {
     const { locations, root } = this.profile;
-    if (!locations) return root && !Array.isArray(this.status) ? [new Part(root, structuredClone(this.status), this.memory)] : [];
+    if (!locations) return root && !Array.isArray(this.status) ? [new Part(root, cloneJson(this.status), this.memory)] : [];
     const entries = Array.isArray(this.status) ? this.status : [];
     return locations.map(({ name, set }) => {
       const { location: _location, ...values } = entries.find((e) => locationOf(e) === name) ?? {};
-      return new Part(set, structuredClone(values), this.memory, name);
+      return new Part(set, cloneJson(values), this.memory, name);
     });
   }
 

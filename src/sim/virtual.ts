@@ -7,7 +7,7 @@
  */
 import { checkConditions, parsedProfile, validateCommand } from '../catalog/index.js';
 import type { CatalogModel, DeviceStatus, JsonObject } from '../catalog/types.js';
-import { isObject, own } from '../catalog/values.js';
+import { cloneJson, isObject, own } from '../catalog/values.js';
 import type { Refusal } from '../errors.js';
 import type { TypeBehaviour, Verb } from './behaviour.js';
 import { DeviceDraft } from './device.js';
@@ -55,7 +55,7 @@ export function applyCommand(model: CatalogModel, status: DeviceStatus, command:
   const { location, ...resources } = valid.value;
   const draft = new DeviceDraft(model, status, memory, simTime);
   const part = draft.part(isObject(location) ? String(location.locationName) : undefined) as Part;
-  const before = new Part(part.set, structuredClone(part.values), draft.memory, part.location);
+  const before = new Part(part.set, cloneJson(part.values), draft.memory, part.location);
   const verbs = Object.entries(resources).flatMap(([resource, body]) => (isObject(body) ? applyResource(draft.behaviour, part, resource, body) : []));
   // Verbs run after the values, so that a START carrying a delay timer reserves rather than starts.
   armDelay(part, Object.keys(isObject(resources.timer) ? resources.timer : {}).map((name) => `timer.${name}`));

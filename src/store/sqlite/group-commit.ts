@@ -1,8 +1,8 @@
 /**
  * Group commit: the writes asked for in one turn of the event loop run in ONE transaction, so many
- * device reports share one fsync (synchronous=FULL costs milliseconds per commit). Each work does its
- * writes in one `sql.write`, which nested in the group's transaction is its own savepoint, so one
- * that fails rolls back alone (a second savepoint around it cost ~15 µs per report); every caller is
+ * device reports share one fsync (synchronous=FULL costs milliseconds per commit). The works run
+ * without savepoints first; only when one throws is the group rolled back and done again with each
+ * work in a savepoint of its own (`sql.write` nested), so that it fails alone. Every caller is
  * answered only after the commit, so nothing is acknowledged before it is durable.
  */
 import type { Sql } from './database.js';
@@ -39,17 +39,9 @@ export class GroupCommit {
     if (this.#queue.length === 0) return;
     const batch = this.#queue;
     this.#queue = [];
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    let outcomes: Outcome[];
     try {
-      this.#sql.write(() => {
-        for (const item of batch) {
-          try {
-            outcomes.push({ ok: true, value: item.work() });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
-        }
-      });
+      outcomes = this.#together(batch) ?? this.#each(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
@@ -60,4 +52,44 @@ export class GroupCommit {
       else item.reject(outcome.error);
     });
   }
+
+  /**
+   * The common case: every work succeeds, in one transaction without a savepoint each. undefined
+   * when one threw: all is rolled back, to be done again by #each.
+   */
+  #together(batch: Pending[]): Outcome[] | undefined {
+    const failed = new WorkFailed();
+    try {
+      return this.#sql.writeUnguarded(() =>
+        batch.map((item): Outcome => {
+          try {
+            return { ok: true, value: item.work() };
+          } catch {
+            throw failed;
+          }
+        }),
+      );
+    } catch (error) {
+      if (error === failed) return undefined;
+      throw error;
+    }
+  }
+
+  /** Each work in its own savepoint (its `sql.write`), so that one that fails rolls back alone. */
+  #each(batch: Pending[]): Outcome[] {
+    return this.#sql.write(() =>
+      batch.map((item): Outcome => {
+        try {
+          return { ok: true, value: item.work() };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
 }
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A work threw inside #together: what makes it roll back and leave the batch to #each. */
+class WorkFailed extends Error {}

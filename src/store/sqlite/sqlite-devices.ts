@@ -166,20 +166,20 @@ function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | und
 /** The version after the reports (see DevicesArea.applyReports); throws for an unknown device. */
 function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): number {
   return sql.write(() => {
-    const device = deviceRow(sql, deviceId);
-    if (!device) throw new Error(`Device ${deviceId} is not registered; its report is not stored`);
     const changes = reports.filter((change) => !isEmptyReport(change.report));
     if (changes.length === 0) return versionOf(sql, deviceId);
     // One write of the last status for them all: what the ones before left is never read by anyone.
-    const updated = sql.one<{ version: number }>(
-      'UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ? RETURNING version',
+    // The status row goes with its device (ON DELETE CASCADE), so the device's type comes with it.
+    const updated = sql.one<{ version: number; device_type: DeviceType }>(
+      `UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ?
+       RETURNING version, (SELECT device_type FROM devices d WHERE d.device_id = device_states.device_id) AS device_type`,
       JSON.stringify(changes[changes.length - 1]!.status),
       changes.length,
       deviceId,
     );
-    if (!updated) throw new Error(`Device ${deviceId} has no status`);
-    const place = devicePlace(device);
-    const subscribers = eventSubscribers(sql, device);
+    if (!updated) throw unknownDevice(deviceId);
+    const place = { deviceId, deviceType: updated.device_type };
+    const subscribers = eventSubscribers(sql, place);
     recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
     return updated.version;
   });
@@ -187,8 +187,12 @@ function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: n
 
 function versionOf(sql: Sql, deviceId: string): number {
   const row = sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = ?', deviceId);
-  if (!row) throw new Error(`Device ${deviceId} has no status`);
+  if (!row) throw unknownDevice(deviceId);
   return row.version;
+}
+
+function unknownDevice(deviceId: string): Error {
+  return new Error(`Device ${deviceId} is not registered; its report is not stored`);
 }
 
 /** An unknown device has no subscribers, so nothing is recorded for it. */
@@ -273,13 +277,13 @@ function pushSubscribers(sql: Sql, device: DeviceRow): Subscriber[] {
 }
 
 /** As pushSubscribers. */
-function eventSubscribers(sql: Sql, device: DeviceRow): EventSubscriber[] {
+function eventSubscribers(sql: Sql, device: { deviceId: string; deviceType: DeviceType }): EventSubscriber[] {
   return sql
     .all<{ service_id: string; user_number: string; created_at: number; expires_at: number }>(
       `SELECT e.service_id, e.user_number, e.created_at, e.expires_at FROM event_subscriptions e JOIN services s ON s.service_id = e.service_id
        WHERE e.device_id = ? AND ${allowsType('s', '?')} AND ${sharedWith('e.service_id', 'e.user_number', 'e.device_id')} ORDER BY e.id`,
-      device.device_id,
-      device.device_type,
+      device.deviceId,
+      device.deviceType,
     )
     .map((r) => ({ serviceId: r.service_id, userNumber: r.user_number, subscribedAt: r.created_at, expiresAt: r.expires_at }));
 }

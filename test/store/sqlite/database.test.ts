@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase, Sql } from '../../../src/store/sqlite/database.js';
+import { GroupCommit } from '../../../src/store/sqlite/group-commit.js';
 import { loadMigrations, migrate } from '../../../src/store/sqlite/migrate.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 
@@ -19,12 +20,13 @@ function migrationsDir(name: string, files: Record<string, string>): URL {
 }
 
 describe('openSqliteDatabase', () => {
-  it('sets WAL, synchronous FULL, foreign keys and a busy timeout', () => {
+  it('sets WAL, synchronous FULL, foreign keys, a busy timeout and temp storage in memory', () => {
     const db = openSqliteDatabase(join(dir, 'pragmas.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(db.pragma('temp_store', { simple: true })).toBe(2);
     db.close();
   });
 });
@@ -45,9 +47,78 @@ describe('Sql', () => {
     expect(sql.one('SELECT x FROM t WHERE x = ?', 3)).toBeUndefined();
     sql.db.close();
   });
+
+  it('nests writes without savepoints inside writeUnguarded, and rolls all of it back when it throws', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    expect(() =>
+      sql.writeUnguarded(() => {
+        sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 1));
+        sql.write(() => {
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+        });
+      }),
+    ).toThrow(/UNIQUE/);
+    expect(sql.all('SELECT x FROM t')).toEqual([]);
+    // Outside it, a nested write is a savepoint again: a failed one rolls back alone.
+    sql.write(() => {
+      sql.run('INSERT INTO t (x) VALUES (?)', 3);
+      expect(() => sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', 3))).toThrow(/UNIQUE/);
+    });
+    expect(sql.all('SELECT x FROM t')).toEqual([{ x: 3 }]);
+    sql.db.close();
+  });
+});
+
+describe('GroupCommit', () => {
+  it("commits a turn's works together; one that throws after writing is refused alone, its writes undone", async () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    const group = new GroupCommit(sql);
+    const insert = (x: number) => () => sql.write(() => sql.run('INSERT INTO t (x) VALUES (?)', x));
+    const results = await Promise.allSettled([
+      group.run(insert(1)),
+      group.run(() =>
+        sql.write(() => {
+          sql.run('INSERT INTO t (x) VALUES (?)', 2);
+          throw new Error('refused after writing');
+        }),
+      ),
+      group.run(insert(3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('refused after writing'));
+    expect(sql.all('SELECT x FROM t ORDER BY x')).toEqual([{ x: 1 }, { x: 3 }]);
+    sql.db.close();
+  });
 });
 
 describe('migrations', () => {
+  it('012 rebuilds the outbox without the unique sequence index, keeping every row, index and the attempts\' reference', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    const shipped = loadMigrations();
+    migrate(sql, shipped.filter((m) => m.version < 12), 0);
+    sql.run("INSERT INTO services (service_id, name, key_hash, allowed_devices, created_at) VALUES ('S1', 's', 'h', '[]', 0)");
+    const insert = `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head, attempts)
+      VALUES (?, 'S1', 'D1', 'event', 'DEVICE_STATUS', ?, '{}', ?, 0, 0, ?, ?)`;
+    sql.run(insert, 'M1', 1, 'delivered', 0, 1);
+    sql.run(insert, 'M2', 2, 'held', 1, 0);
+    sql.run('INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms) VALUES (?, 1, 0, 1)', 'M1');
+    const before = sql.all('SELECT * FROM outbox ORDER BY id');
+
+    expect(migrate(sql, shipped, 1000)).toEqual([12]);
+    expect(sql.all('SELECT * FROM outbox ORDER BY id')).toEqual(before);
+    const indexes = sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox' ORDER BY name").map((r) => r.name);
+    expect(indexes).toEqual([
+      'outbox_closed', 'outbox_held', 'outbox_leases', 'outbox_open', 'outbox_pending', 'outbox_ready', 'outbox_service_created', 'sqlite_autoindex_outbox_1',
+    ]);
+    expect(sql.all('PRAGMA foreign_key_check')).toEqual([]);
+    expect(() => sql.run('INSERT INTO delivery_attempts (message_id, attempt, started_at, duration_ms) VALUES (?, 1, 0, 1)', 'unknown')).toThrow(/FOREIGN KEY/);
+    expect(() => sql.run(insert, 'M1', 3, 'pending', 0, 0)).toThrow(/UNIQUE constraint failed: outbox.message_id/);
+    sql.db.close();
+  });
+
   it('ship as numbered files, in order, starting with 001_init.sql', () => {
     const shipped = loadMigrations();
     expect(shipped[0]).toMatchObject({ version: 1, name: '001_init.sql' });
