@@ -205,6 +205,25 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(await statementsToDeliver(50, 1)).toBe(one);
       });
 
+      it('a batch of outcomes gives each queue it moved on its next head: the next claim repairs nothing', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        for (const deviceId of ['D1', 'D2', 'D3']) {
+          await addDevice(store, deviceId, 'U1');
+          await store.renameDevice(deviceId, 'Renamed', T0 + 1);
+        }
+        const claim = () => store.claimDeliveries({ owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+        const first = await claim();
+        const outcomes = first.map((c) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } }));
+        await store.recordAttempts(outcomes, T0 + 30, HOUR);
+        expect(await side(async (c) => (await c.query('SELECT count(*)::integer AS n FROM message_sequences WHERE headless')).rows[0].n)).toBe(0);
+        const before = sent();
+        const next = await claim();
+        expect(next.map((c) => [c.message.deviceId, c.message.sequence]).sort()).toEqual([['D1', 2], ['D2', 2], ['D3', 2]]);
+        expect(sent() - before).toBe(3);
+      });
+
       it('are scraped as store_statements_total', async () => {
         const registry = new Registry();
         registerStoreMetrics(registry, store.capabilities.statementCounts);
