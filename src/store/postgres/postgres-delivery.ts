@@ -48,8 +48,20 @@ const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
  * all those, the oldest due as many as the batch takes. Each head's order is checked again (one
  * probe of outbox_open: it is its queue's first open message): order is the promise that must never
  * break. Then those not locked by another node's claim are leased.
+ *
+ * In the same round trip, leases that expired go back to pending (a crashed or stalled holder's
+ * attempt may still land, and the new token makes its outcome void), and the statement answers what
+ * else a claim must see to: whether some queue is headless, and which services that cannot take
+ * messages have some pending (one probe each: as EXISTS, the planner made it a join over every
+ * pending message). What those chores make claimable, this statement's snapshot cannot show: see
+ * claimDeliveries. Every row carries the answers, and there is one at least: a row without a rank leased nothing.
  */
-const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
+const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
+    UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+    FROM async_commit
+    WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)
+    RETURNING 1
+  ), busy AS (
     SELECT key AS service_id, value::integer AS n FROM jsonb_each_text($2::jsonb)
   ), open_services AS (
     SELECT c.service_id, c.push_ok, c.event_ok, $3 - coalesce(b.n, 0) AS room
@@ -73,7 +85,7 @@ const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     SELECT o.id, r.rank FROM outbox o JOIN ranked r ON r.id = o.id
     WHERE ${RECHECK("o.status = 'pending'")}
     FOR UPDATE OF o SKIP LOCKED
-  )
+  ), leased AS (
   UPDATE outbox o SET status = 'delivering', lease_owner = $5, lease_expires_at = $6, fencing_token = o.fencing_token + 1
   FROM locked l, services s, async_commit
   WHERE o.id = l.id AND s.service_id = o.service_id
@@ -83,15 +95,25 @@ const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     o.fencing_token AS "fencingToken", o.attempts - o.schedule_start + 1 AS "scheduleAttempt",
     CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url,
     ARRAY(SELECT w.secret FROM webhook_secrets w WHERE w.service_id = o.service_id AND (w.expires_at IS NULL OR w.expires_at > $1)
-          ORDER BY w.created_at DESC, w.id DESC) AS secrets`;
+          ORDER BY w.created_at DESC, w.id DESC) AS secrets
+  ), chores AS (
+    SELECT (SELECT count(*) FROM expired)::integer AS expired, EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless,
+      ARRAY(SELECT c.service_id FROM ${ENDPOINTS} c
+            CROSS JOIN LATERAL (SELECT 1 FROM outbox o WHERE o.service_id = c.service_id AND o.status = 'pending' LIMIT 1) waiting
+            WHERE NOT (c.push_ok AND c.event_ok)) AS unable
+  )
+  SELECT row_to_json(c) AS chores, l.* FROM chores c LEFT JOIN leased l ON true`;
 
-interface LeasedRow extends OutboxMessage {
-  rank: string;
-  fencingToken: number;
-  scheduleAttempt: number;
-  url: string;
-  secrets: string[];
+/** What a claim found to do besides leasing. */
+interface Chores {
+  /** Leases it took back. */
+  expired: number;
+  headless: boolean;
+  /** Services that cannot take their pending messages. */
+  unable: string[];
 }
+
+type ClaimRow = { chores: Chores } & ((OutboxMessage & { rank: string; fencingToken: number; scheduleAttempt: number; url: string; secrets: string[] }) | { rank: null });
 
 /**
  * Headless queues get their head: the first open message of each queue a record left headless. The
@@ -115,18 +137,6 @@ const PROMOTE = `UPDATE outbox o SET queue_head = true
   FROM (SELECT ${firstOpenOf('q')} AS id FROM unnest($1::text[], $2::text[]) AS q (service_id, device_id)) f
   WHERE o.id = f.id AND NOT o.queue_head`;
 
-/**
- * Leases that expired go back to pending: a crashed or stalled holder's attempt may still land, and
- * the new token makes its outcome void. Answers whether some queue is headless, so that a claim
- * repairs heads (in a transaction) only then, and otherwise costs no statement more.
- */
-const EXPIRE = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
-    UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-    FROM async_commit
-    WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)
-  )
-  SELECT EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless`;
-
 async function repairHeads(sql: Sql): Promise<void> {
   await sql.transaction(async (tx) => {
     const queues = await tx.all<{ serviceId: string; deviceId: string }>(LOCK_HEADLESS);
@@ -136,26 +146,36 @@ async function repairHeads(sql: Sql): Promise<void> {
 }
 
 /**
- * Four steps, each atomic on its own: taking back expired leases, repairing heads and holding messages
- * no endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
- * itself takes only what the first three left pending (a repair is a transaction of its own, and a hold
- * one too, only when there is something to repair or to hold).
+ * One statement while there is nothing to see to (the usual case, at every claim): it takes back
+ * expired leases and leases what is due. Otherwise the chores follow, each atomic on its own and safe
+ * to repeat and to interleave with another node's claim (a repair and a hold are transactions of their
+ * own), and then, when leases came back or queues got their heads, a second claim with the room left.
  */
 async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const { claimed, chores } = await lease(sql, request);
+  if (chores.headless) await repairHeads(sql);
+  if (chores.unable.length > 0) await hold(sql, chores.unable);
+  const room = request.limit - claimed.length;
+  if ((chores.expired === 0 && !chores.headless) || room === 0) return claimed;
+  const inFlight = { ...request.inFlight };
+  for (const { message } of claimed) inFlight[message.serviceId] = (inFlight[message.serviceId] ?? 0) + 1;
+  return [...claimed, ...(await lease(sql, { ...request, limit: room, inFlight })).claimed];
+}
+
+async function lease(sql: Sql, request: ClaimRequest): Promise<{ claimed: ClaimedDelivery[]; chores: Chores }> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  const expired = await sql.one<{ headless: boolean }>(EXPIRE, now);
-  if (expired?.headless) await repairHeads(sql);
-  await holdUndeliverable(sql);
-  const leased = await sql.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
+  const rows = await sql.all<ClaimRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
+  const leased = rows.flatMap((row) => (row.rank === null ? [] : [row]));
   // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
   leased.sort((a, b) => Number(a.rank) - Number(b.rank));
-  return leased.map(({ rank, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
+  const claimed = leased.map(({ rank, chores, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
+  return { claimed, chores: rows[0]!.chores };
 }
 
 /**
  * Pending messages of services that cannot take them now become held (rows another node holds are its
- * to judge). Services are judged first, on their own: while every one can take its messages, or those
- * that cannot have nothing pending (the usual cases, at every claim), that is the one statement.
+ * to judge). Services are judged first, on their own (a claim judges them as it leases): while every
+ * one can take its messages, or those that cannot have nothing pending, that is all.
  *
  * Otherwise the services are locked (FOR SHARE) and judged again before their messages are held, in
  * one transaction: whoever makes a service able again (updateService, enableEndpoint) writes or locks
@@ -164,18 +184,18 @@ async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<Claimed
  * next sweep.
  */
 async function holdUndeliverable(sql: Sql): Promise<void> {
-  // One probe per service that cannot take messages: as EXISTS, the planner made it a join over every pending message.
   const unable = await sql.all<{ serviceId: string }>(
     `SELECT c.service_id AS "serviceId" FROM ${ENDPOINTS} c
      CROSS JOIN LATERAL (SELECT 1 FROM outbox o WHERE o.service_id = c.service_id AND o.status = 'pending' LIMIT 1) waiting
      WHERE NOT (c.push_ok AND c.event_ok)`,
   );
-  if (unable.length === 0) return;
+  if (unable.length > 0) await hold(sql, unable.map((u) => u.serviceId));
+}
+
+/** Holds the pending messages that `serviceIds`, judged unable to take them, still cannot take once locked. */
+async function hold(sql: Sql, serviceIds: string[]): Promise<void> {
   await sql.transaction(async (tx) => {
-    await tx.run(
-      'SELECT 1 FROM services WHERE service_id = ANY($1::text[]) ORDER BY service_id FOR SHARE',
-      unable.map((u) => u.serviceId),
-    );
+    await tx.run('SELECT 1 FROM services WHERE service_id = ANY($1::text[]) ORDER BY service_id FOR SHARE', serviceIds);
     // LATERAL, so that a service's messages are read only once it is judged unable to take them.
     await tx.run(
       `WITH async_commit AS (${ASYNC_COMMIT})
