@@ -1,4 +1,5 @@
 /** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
+import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { PACKAGE_VERSION } from '../config.js';
 import { systemClock, type Clock } from '../ids.js';
@@ -72,9 +73,7 @@ export function createSender({
     const target = checkUrl(url);
     if (!target.ok) return Promise.resolve({ ok: false, status: null, body: null, durationMs: performance.now() - started, error: target.reason, gone: false });
     return new Promise((resolve) => {
-      const attempt = new Attempt(started, maxResponseBytes, clock, resolve);
-      const timer = setTimeout(() => attempt.timeOut(`timed out after ${timeoutMs} ms`), timeoutMs);
-      attempt.onSettled = () => clearTimeout(timer);
+      const attempt = new Attempt({ started, timeoutMs, maxResponseBytes, clock }, resolve);
       agent.dispatch(
         { origin: target.origin, path: target.path, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT }, body },
         attempt,
@@ -95,13 +94,12 @@ function splitUrl(url: string): Target {
 
 /**
  * One request's undici handler: the status, Retry-After and the first `max` bytes of the body, with
- * no response stream, abort signal or parsed header object built per attempt (each POST's own cost,
- * under the dispatcher's load, was mostly those). Past `max` bytes the request is aborted, closing the
- * socket, rather than drained.
+ * no response stream or abort signal built per attempt (each POST's own cost, under the dispatcher's
+ * load, was mostly those). Past `max` bytes the request is aborted, closing the socket, rather than drained.
  */
 class Attempt implements Dispatcher.DispatchHandler {
-  onSettled: (() => void) | undefined;
-  #abort: ((reason: Error) => void) | undefined;
+  readonly #timer: NodeJS.Timeout;
+  #controller: Dispatcher.DispatchController | undefined;
   #timedOut: string | undefined;
   #settled = false;
   #status: number | null = null;
@@ -110,53 +108,45 @@ class Attempt implements Dispatcher.DispatchHandler {
   #size = 0;
 
   constructor(
-    private readonly started: number,
-    private readonly max: number,
-    private readonly clock: Clock,
+    private readonly settings: { started: number; timeoutMs: number; maxResponseBytes: number; clock: Clock },
     private readonly resolve: (outcome: AttemptOutcome) => void,
-  ) {}
-
-  /** Fails the attempt with `reason`, aborting the request now, or as soon as it gets a connection. */
-  timeOut(reason: string): void {
-    this.#timedOut = reason;
-    this.#abort?.(new Error(reason));
+  ) {
+    this.#timer = setTimeout(() => {
+      // Aborted now, or as soon as the request gets a connection.
+      this.#timedOut = `timed out after ${settings.timeoutMs} ms`;
+      this.#controller?.abort(new Error(this.#timedOut));
+    }, settings.timeoutMs);
   }
 
-  onConnect(abort: (reason?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#timedOut !== undefined) abort(new Error(this.#timedOut));
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#timedOut !== undefined) controller.abort(new Error(this.#timedOut));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     // An informational answer (100 Continue) comes before the real one.
-    if (statusCode < 200) return true;
+    if (statusCode < 200) return;
     this.#status = statusCode;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!;
-      if (name.length === RETRY_AFTER.length && name.toString('latin1').toLowerCase() === RETRY_AFTER) {
-        this.#retryAfter = rawHeaders[i + 1]!.toString('latin1');
-        break;
-      }
-    }
-    return true;
+    const retryAfter = headers['retry-after'];
+    this.#retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.#settled) return false;
-    this.#chunks.push(chunk.subarray(0, this.max - this.#size));
-    this.#size += Math.min(chunk.length, this.max - this.#size);
-    if (this.#size >= this.max) {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    const max = this.settings.maxResponseBytes;
+    this.#chunks.push(chunk.subarray(0, max - this.#size));
+    this.#size += Math.min(chunk.length, max - this.#size);
+    if (this.#size >= max) {
       this.#answered();
-      this.#abort?.(new Error('response body past maxResponseBytes'));
+      controller.abort(new Error('response body past maxResponseBytes'));
     }
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.#answered();
   }
 
-  onError(error: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     const reason = this.#timedOut ?? describe(error);
     this.#settle({ ok: false, status: this.#status, body: null, durationMs: this.#elapsed(), error: reason, gone: false });
   }
@@ -168,7 +158,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       status,
       body: Buffer.concat(this.#chunks).toString('utf8'),
       durationMs: this.#elapsed(),
-      retryAfterMs: parseRetryAfter(this.#retryAfter, this.clock.now()),
+      retryAfterMs: parseRetryAfter(this.#retryAfter, this.settings.clock.now()),
       gone: status === 410,
     });
   }
@@ -176,16 +166,14 @@ class Attempt implements Dispatcher.DispatchHandler {
   #settle(outcome: AttemptOutcome): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.onSettled?.();
+    clearTimeout(this.#timer);
     this.resolve(outcome);
   }
 
   #elapsed(): number {
-    return performance.now() - this.started;
+    return performance.now() - this.settings.started;
   }
 }
-
-const RETRY_AFTER = 'retry-after';
 
 /** A one-line reason; Happy Eyeballs reports one AggregateError with an empty message for all addresses. */
 function describe(error: unknown): string {
