@@ -47,6 +47,12 @@ export interface DispatcherSettings {
    * each recorded outcome frees: on PostgreSQL each claim is a round trip or three.
    */
   gatherMs?: number;
+  /**
+   * While more attempts are out than outcomes wait, an outcome waits up to this long (default 0) for
+   * others to be recorded with it: each record is a commit (and on PostgreSQL a round trip), and its
+   * cost per delivery falls as its batch grows.
+   */
+  recordGatherMs?: number;
 }
 
 export interface DispatcherEvents {
@@ -78,7 +84,8 @@ export class Dispatcher {
    * taken before it; each batch takes every outcome that arrived before it.
    */
   #storeWork: Promise<unknown> = Promise.resolve();
-  #recordSoon: NodeJS.Immediate | undefined;
+  /** The record batch to come: in the next turn of the event loop (`now`), or after recordGatherMs. */
+  #recordSoon: { now: boolean; cancel: () => void } | undefined;
   #woken = false;
   #wakeUp: (() => void) | undefined;
   /** The earliest retry this dispatcher scheduled, so that it wakes for it before the next poll. */
@@ -130,7 +137,7 @@ export class Dispatcher {
       if (this.#attempts.size === 0 && !this.#recordSoon) break;
       await Promise.all(this.#attempts);
       if (this.#recordSoon) {
-        clearImmediate(this.#recordSoon);
+        this.#recordSoon.cancel();
         this.#recordSoon = undefined;
         void this.#serially(() => this.#recordBatch());
       }
@@ -255,11 +262,29 @@ export class Dispatcher {
     }
     const verdict = judge(outcome, delivery.scheduleAttempt, this.settings.schedule, random, startedAt + outcome.durationMs);
     this.#finished.push({ record: attemptRecord(delivery, outcome, startedAt, verdict), serviceId: delivery.message.serviceId });
-    // Every outcome that arrives in this turn of the event loop goes into one transaction.
-    this.#recordSoon ??= setImmediate(() => {
+    this.#scheduleRecord();
+  }
+
+  /**
+   * Every outcome that arrives in this turn of the event loop goes into one transaction; while more
+   * attempts are still out than outcomes wait, up to recordGatherMs more (few in flight: at once).
+   */
+  #scheduleRecord(): void {
+    const waiting = this.#finished.length;
+    const now = waiting >= this.#total - waiting || !this.settings.recordGatherMs;
+    if (this.#recordSoon && (this.#recordSoon.now || !now)) return;
+    this.#recordSoon?.cancel();
+    const record = (): void => {
       this.#recordSoon = undefined;
       void this.#serially(() => this.#recordBatch());
-    });
+    };
+    if (now) {
+      const immediate = setImmediate(record);
+      this.#recordSoon = { now, cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(record, this.settings.recordGatherMs);
+      this.#recordSoon = { now, cancel: () => clearTimeout(timer) };
+    }
   }
 
   /**

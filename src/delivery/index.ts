@@ -24,6 +24,8 @@ export interface DeliveryTuning {
   claimIntervalMs: number;
   /** How long a claim waits for an endpoint at its limit to free half its slots. */
   gatherMs: number;
+  /** How long an outcome waits for others to be recorded with it while most attempts are still out. */
+  recordGatherMs: number;
   /** How often held messages are released where delivery is possible again, expired event subscriptions and old messages removed. */
   sweepMs: number;
   /** Old messages deleted per statement (MESSAGE_RETENTION). */
@@ -39,6 +41,7 @@ export const DEFAULT_TUNING: Readonly<DeliveryTuning> = {
   pollMs: 1_000,
   claimIntervalMs: 1,
   gatherMs: 5,
+  recordGatherMs: 1,
   sweepMs: 10_000,
   retentionBatch: RETENTION_BATCH,
   disableAfterFailingMs: 5 * 24 * 3_600_000,
@@ -107,6 +110,7 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
       pollMs: tuning.pollMs,
       claimIntervalMs: tuning.claimIntervalMs,
       gatherMs: tuning.gatherMs,
+      recordGatherMs: tuning.recordGatherMs,
     },
     deliveryEvents(deps),
   );

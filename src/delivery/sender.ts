@@ -1,5 +1,6 @@
 /** One HTTP attempt of one delivery, over a pooled keep-alive agent guarded against SSRF. */
-import { Agent } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import { PACKAGE_VERSION } from '../config.js';
 import { systemClock, type Clock } from '../ids.js';
 import { createAddressGuard, type Phase, type UrlCheck } from './address-guard.js';
@@ -67,35 +68,17 @@ export function createSender({
     return target;
   };
 
-  async function send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
+  function send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
     const started = performance.now();
-    const elapsed = (): number => performance.now() - started;
     const target = checkUrl(url);
-    if (!target.ok) return { ok: false, status: null, body: null, durationMs: elapsed(), error: target.reason, gone: false };
-
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    let status: number | null = null;
-    try {
-      const response = await agent.request({
-        origin: target.origin,
-        path: target.path,
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
-        body,
-        signal: timeout.signal,
-      });
-      status = response.statusCode;
-      const retryAfter = response.headers['retry-after'];
-      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
-      const text = await readCapped(response.body, maxResponseBytes);
-      return { ok: status >= 200 && status < 300, status, body: text, durationMs: elapsed(), retryAfterMs, gone: status === 410 };
-    } catch (error) {
-      const reason = timeout.signal.aborted ? `timed out after ${timeoutMs} ms` : describe(error);
-      return { ok: false, status, body: null, durationMs: elapsed(), error: reason, gone: false };
-    } finally {
-      clearTimeout(timer);
-    }
+    if (!target.ok) return Promise.resolve({ ok: false, status: null, body: null, durationMs: performance.now() - started, error: target.reason, gone: false });
+    return new Promise((resolve) => {
+      const attempt = new Attempt({ started, timeoutMs, maxResponseBytes, clock }, resolve);
+      agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT }, body },
+        attempt,
+      );
+    });
   }
 
   return { send, close: () => agent.close() };
@@ -109,16 +92,87 @@ function splitUrl(url: string): Target {
   return { ok: true, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
 }
 
-/** Keeps the first `max` bytes; past them the stream is dropped (closing the socket) rather than drained. */
-async function readCapped(body: AsyncIterable<Buffer>, max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk.subarray(0, max - size));
-    size += Math.min(chunk.length, max - size);
-    if (size >= max) break;
+/**
+ * One request's undici handler: the status, Retry-After and the first `max` bytes of the body, with
+ * no response stream or abort signal built per attempt (each POST's own cost, under the dispatcher's
+ * load, was mostly those). Past `max` bytes the request is aborted, closing the socket, rather than drained.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  readonly #timer: NodeJS.Timeout;
+  #controller: Dispatcher.DispatchController | undefined;
+  #timedOut: string | undefined;
+  #settled = false;
+  #status: number | null = null;
+  #retryAfter: string | undefined;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(
+    private readonly settings: { started: number; timeoutMs: number; maxResponseBytes: number; clock: Clock },
+    private readonly resolve: (outcome: AttemptOutcome) => void,
+  ) {
+    this.#timer = setTimeout(() => {
+      // Aborted now, or as soon as the request gets a connection.
+      this.#timedOut = `timed out after ${settings.timeoutMs} ms`;
+      this.#controller?.abort(new Error(this.#timedOut));
+    }, settings.timeoutMs);
   }
-  return Buffer.concat(chunks).toString('utf8');
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#timedOut !== undefined) controller.abort(new Error(this.#timedOut));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational answer (100 Continue) comes before the real one.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.#retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    const max = this.settings.maxResponseBytes;
+    this.#chunks.push(chunk.subarray(0, max - this.#size));
+    this.#size += Math.min(chunk.length, max - this.#size);
+    if (this.#size >= max) {
+      this.#answered();
+      controller.abort(new Error('response body past maxResponseBytes'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#answered();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    const reason = this.#timedOut ?? describe(error);
+    this.#settle({ ok: false, status: this.#status, body: null, durationMs: this.#elapsed(), error: reason, gone: false });
+  }
+
+  #answered(): void {
+    const status = this.#status ?? 0;
+    this.#settle({
+      ok: status >= 200 && status < 300,
+      status,
+      body: Buffer.concat(this.#chunks).toString('utf8'),
+      durationMs: this.#elapsed(),
+      retryAfterMs: parseRetryAfter(this.#retryAfter, this.settings.clock.now()),
+      gone: status === 410,
+    });
+  }
+
+  #settle(outcome: AttemptOutcome): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.resolve(outcome);
+  }
+
+  #elapsed(): number {
+    return performance.now() - this.settings.started;
+  }
 }
 
 /** A one-line reason; Happy Eyeballs reports one AggregateError with an empty message for all addresses. */

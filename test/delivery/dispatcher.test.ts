@@ -128,6 +128,33 @@ describe('dispatcher', () => {
     expect(await store.listAttempts([messageId])).toHaveLength(1);
   });
 
+  it('while more attempts are out than outcomes wait, records an outcome with the next ones rather than alone', async () => {
+    const hooks = await receiver((response, count) => setTimeout(() => response.writeHead(200).end(), count === 1 ? 0 : 30));
+    for (const deviceId of ['D2', 'D3', 'D4']) await addDevice(store, deviceId, 'U1');
+    const batches: number[] = [];
+    const loop = new Dispatcher(
+      {
+        claim: (request) => store.claimDeliveries(request),
+        record: async (attempts, at, next) => {
+          batches.push(attempts.length);
+          return next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
+        },
+        send: (url, headers, body) => sender.send(url, headers, body),
+        clock,
+        random: () => 0.5,
+      },
+      // Long enough that only the other outcomes, never the wait running out, release the first.
+      { owner: 'node-a', ...SETTINGS, recordGatherMs: 60_000 },
+    );
+    dispatchers.push(loop);
+    for (const deviceId of ['D1', 'D2', 'D3', 'D4']) await store.renameDevice(deviceId, 'Renamed', T0);
+    loop.start();
+    await waitFor('every message delivered', async () => ((await store.listMessages('S1', {})).every((m) => m.status === 'delivered') ? true : undefined));
+    expect(hooks.received.length).toBeGreaterThanOrEqual(4);
+    // The first answer came 30 ms before the others, and waited for them.
+    expect(batches[0]).toBeGreaterThanOrEqual(2);
+  });
+
   it('stops only after a record batch in flight, and what it claimed along, are delivered and recorded', async () => {
     const hooks = await receiver((response) => response.writeHead(200).end());
     let open: (() => void) | undefined;

@@ -134,6 +134,9 @@ describe('delivery endpoints (DESIGN C)', () => {
     await setCallbacks(t!, world.serviceId, { callbackUrl: hooks.url });
     await rename(world.devices[0]!.deviceId, 'Counted');
     await settled(t!.ctx.store, world.serviceId);
+    // Outcomes are counted once their record returns, which is after its commit and the claim that follows it.
+    const delivered = `deliveries_total{outcome="delivered",service="${world.serviceId}"} 1`;
+    const text = await waitFor('the delivery to be counted', async () => ((await t!.registry.metrics()).includes(delivered) ? t!.registry.metrics() : undefined));
 
     const [message] = await t!.ctx.store.listMessages(world.serviceId, {});
     expect(warnings).toEqual([[
@@ -143,9 +146,8 @@ describe('delivery endpoints (DESIGN C)', () => {
     expect(hooks.received.map((request) => request.headers['user-agent'])).toEqual([USER_AGENT, USER_AGENT]);
     expect(USER_AGENT).toMatch(/^appliance-cloud\/\d+\.\d+\.\d+/);
 
-    const text = await t!.registry.metrics();
     expect(text).toContain(`deliveries_total{outcome="retry",service="${world.serviceId}"} 1`);
-    expect(text).toContain(`deliveries_total{outcome="delivered",service="${world.serviceId}"} 1`);
+    expect(text).toContain(delivered);
     expect(text).toMatch(/^delivery_attempt_duration_seconds_count\{result="success"\} 1$/m);
     expect(text).toMatch(/^delivery_attempt_duration_seconds_count\{result="failure"\} 1$/m);
     expect(text).toMatch(/^deliveries_pending 0$/m);

@@ -200,9 +200,28 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           return sent() - before;
         };
         const one = await statementsToDeliver(1, 0);
-        // No transaction around them: expired leases, held messages and the claim; then the outcomes.
-        expect(one).toBe(4);
+        // No transaction around them: the claim (with expired leases, and what to hold), then the outcomes.
+        expect(one).toBe(2);
         expect(await statementsToDeliver(50, 1)).toBe(one);
+      });
+
+      it('a batch of outcomes gives each queue it moved on its next head: the next claim repairs nothing', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        for (const deviceId of ['D1', 'D2', 'D3']) {
+          await addDevice(store, deviceId, 'U1');
+          await store.renameDevice(deviceId, 'Renamed', T0 + 1);
+        }
+        const claim = () => store.claimDeliveries({ owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+        const first = await claim();
+        const outcomes = first.map((c) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } }));
+        await store.recordAttempts(outcomes, T0 + 30, HOUR);
+        expect(await side(async (c) => (await c.query('SELECT count(*)::integer AS n FROM message_sequences WHERE headless')).rows[0].n)).toBe(0);
+        const before = sent();
+        const next = await claim();
+        expect(next.map((c) => [c.message.deviceId, c.message.sequence]).sort()).toEqual([['D1', 2], ['D2', 2], ['D3', 2]]);
+        expect(sent() - before).toBe(1);
       });
 
       it('are scraped as store_statements_total', async () => {
@@ -381,13 +400,15 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           await store.recordPush('D1', 'DRYING_IS_COMPLETE', T0 + 2);
           const deliver = (s: Store, c: { message: { messageId: string }; fencingToken: number }, at: number) =>
             s.recordAttempts([{ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: at, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' } }], at + 1, HOUR);
-          // Both queues' heads leased; D1's delivered leaves its queue headless, D2's lease expires.
+          // Both queues' heads leased; D1's delivered, its queue left headless, D2's lease expires.
           const heads = await claim(store);
           expect(heads.map((c) => c.message.deviceId).sort()).toEqual(['D1', 'D2']);
           await deliver(other, heads.find((c) => c.message.deviceId === 'D1')!, T0 + 20);
+          // As a settle leaves a queue when it cannot see the message behind (one inserted while it waited for the queue's row).
+          await side((c) => c.query("UPDATE outbox SET queue_head = false WHERE device_id = 'D1'; UPDATE message_sequences SET headless = true WHERE device_id = 'D1'"));
           const later = (s: Store, now: number) => s.claimDeliveries({ owner: 'node', now, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
 
-          // The slowed claim takes back D2's expired lease and waits for the advisory lock there, its repair already begun.
+          // The slowed claim takes back D2's expired lease and waits for the advisory lock there, having seen the queue headless.
           await side(async (gate) => {
             await gate.query('SELECT pg_advisory_lock(7)');
             await gate.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(7); RETURN NEW; END $$;

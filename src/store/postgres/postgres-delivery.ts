@@ -48,8 +48,20 @@ const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
  * all those, the oldest due as many as the batch takes. Each head's order is checked again (one
  * probe of outbox_open: it is its queue's first open message): order is the promise that must never
  * break. Then those not locked by another node's claim are leased.
+ *
+ * In the same round trip, leases that expired go back to pending (a crashed or stalled holder's
+ * attempt may still land, and the new token makes its outcome void), and the statement answers what
+ * else a claim must see to: whether some queue is headless, and which services that cannot take
+ * messages have some pending (one probe each: as EXISTS, the planner made it a join over every
+ * pending message). What those chores make claimable, this statement's snapshot cannot show: see
+ * claimDeliveries. Every row carries the answers, and there is one at least: a row without a rank leased nothing.
  */
-const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
+const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
+    UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
+    FROM async_commit
+    WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)
+    RETURNING 1
+  ), busy AS (
     SELECT key AS service_id, value::integer AS n FROM jsonb_each_text($2::jsonb)
   ), open_services AS (
     SELECT c.service_id, c.push_ok, c.event_ok, $3 - coalesce(b.n, 0) AS room
@@ -73,7 +85,7 @@ const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     SELECT o.id, r.rank FROM outbox o JOIN ranked r ON r.id = o.id
     WHERE ${RECHECK("o.status = 'pending'")}
     FOR UPDATE OF o SKIP LOCKED
-  )
+  ), leased AS (
   UPDATE outbox o SET status = 'delivering', lease_owner = $5, lease_expires_at = $6, fencing_token = o.fencing_token + 1
   FROM locked l, services s, async_commit
   WHERE o.id = l.id AND s.service_id = o.service_id
@@ -83,15 +95,25 @@ const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), busy AS (
     o.fencing_token AS "fencingToken", o.attempts - o.schedule_start + 1 AS "scheduleAttempt",
     CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url,
     ARRAY(SELECT w.secret FROM webhook_secrets w WHERE w.service_id = o.service_id AND (w.expires_at IS NULL OR w.expires_at > $1)
-          ORDER BY w.created_at DESC, w.id DESC) AS secrets`;
+          ORDER BY w.created_at DESC, w.id DESC) AS secrets
+  ), chores AS (
+    SELECT (SELECT count(*) FROM expired)::integer AS expired, EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless,
+      ARRAY(SELECT c.service_id FROM ${ENDPOINTS} c
+            CROSS JOIN LATERAL (SELECT 1 FROM outbox o WHERE o.service_id = c.service_id AND o.status = 'pending' LIMIT 1) waiting
+            WHERE NOT (c.push_ok AND c.event_ok)) AS unable
+  )
+  SELECT row_to_json(c) AS chores, l.* FROM chores c LEFT JOIN leased l ON true`;
 
-interface LeasedRow extends OutboxMessage {
-  rank: string;
-  fencingToken: number;
-  scheduleAttempt: number;
-  url: string;
-  secrets: string[];
+/** What a claim found to do besides leasing. */
+interface Chores {
+  /** Leases it took back. */
+  expired: number;
+  headless: boolean;
+  /** Services that cannot take their pending messages. */
+  unable: string[];
 }
+
+type ClaimRow = { chores: Chores } & ((OutboxMessage & { rank: string; fencingToken: number; scheduleAttempt: number; url: string; secrets: string[] }) | { rank: null });
 
 /**
  * Headless queues get their head: the first open message of each queue a record left headless. The
@@ -115,18 +137,6 @@ const PROMOTE = `UPDATE outbox o SET queue_head = true
   FROM (SELECT ${firstOpenOf('q')} AS id FROM unnest($1::text[], $2::text[]) AS q (service_id, device_id)) f
   WHERE o.id = f.id AND NOT o.queue_head`;
 
-/**
- * Leases that expired go back to pending: a crashed or stalled holder's attempt may still land, and
- * the new token makes its outcome void. Answers whether some queue is headless, so that a claim
- * repairs heads (in a transaction) only then, and otherwise costs no statement more.
- */
-const EXPIRE = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
-    UPDATE outbox SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1
-    FROM async_commit
-    WHERE id IN (SELECT id FROM outbox WHERE lease_expires_at <= $1 AND ${RECHECK("status = 'delivering'")} FOR UPDATE SKIP LOCKED)
-  )
-  SELECT EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless`;
-
 async function repairHeads(sql: Sql): Promise<void> {
   await sql.transaction(async (tx) => {
     const queues = await tx.all<{ serviceId: string; deviceId: string }>(LOCK_HEADLESS);
@@ -136,26 +146,36 @@ async function repairHeads(sql: Sql): Promise<void> {
 }
 
 /**
- * Four steps, each atomic on its own: taking back expired leases, repairing heads and holding messages
- * no endpoint can take are safe to repeat and to interleave with another node's claim, and the claim
- * itself takes only what the first three left pending (a repair is a transaction of its own, and a hold
- * one too, only when there is something to repair or to hold).
+ * One statement while there is nothing to see to (the usual case, at every claim): it takes back
+ * expired leases and leases what is due. Otherwise the chores follow, each atomic on its own and safe
+ * to repeat and to interleave with another node's claim (a repair and a hold are transactions of their
+ * own), and then, when leases came back or queues got their heads, a second claim with the room left.
  */
 async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const { claimed, chores } = await lease(sql, request);
+  if (chores.headless) await repairHeads(sql);
+  if (chores.unable.length > 0) await hold(sql, chores.unable);
+  const room = request.limit - claimed.length;
+  if ((chores.expired === 0 && !chores.headless) || room === 0) return claimed;
+  const inFlight = { ...request.inFlight };
+  for (const { message } of claimed) inFlight[message.serviceId] = (inFlight[message.serviceId] ?? 0) + 1;
+  return [...claimed, ...(await lease(sql, { ...request, limit: room, inFlight })).claimed];
+}
+
+async function lease(sql: Sql, request: ClaimRequest): Promise<{ claimed: ClaimedDelivery[]; chores: Chores }> {
   const { owner, now, leaseMs, limit, perEndpointLimit, inFlight } = request;
-  const expired = await sql.one<{ headless: boolean }>(EXPIRE, now);
-  if (expired?.headless) await repairHeads(sql);
-  await holdUndeliverable(sql);
-  const leased = await sql.all<LeasedRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
+  const rows = await sql.all<ClaimRow>(CLAIM, now, JSON.stringify(inFlight), perEndpointLimit, limit, owner, now + leaseMs);
+  const leased = rows.flatMap((row) => (row.rank === null ? [] : [row]));
   // The statement returns rows in no particular order; rank is the claim's order (a bigint, as text).
   leased.sort((a, b) => Number(a.rank) - Number(b.rank));
-  return leased.map(({ rank, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
+  const claimed = leased.map(({ rank, chores, fencingToken, scheduleAttempt, url, secrets, ...message }) => ({ message, fencingToken, scheduleAttempt, url, secrets }));
+  return { claimed, chores: rows[0]!.chores };
 }
 
 /**
  * Pending messages of services that cannot take them now become held (rows another node holds are its
- * to judge). Services are judged first, on their own: while every one can take its messages, or those
- * that cannot have nothing pending (the usual cases, at every claim), that is the one statement.
+ * to judge). Services are judged first, on their own (a claim judges them as it leases): while every
+ * one can take its messages, or those that cannot have nothing pending, that is all.
  *
  * Otherwise the services are locked (FOR SHARE) and judged again before their messages are held, in
  * one transaction: whoever makes a service able again (updateService, enableEndpoint) writes or locks
@@ -164,18 +184,18 @@ async function claimDeliveries(sql: Sql, request: ClaimRequest): Promise<Claimed
  * next sweep.
  */
 async function holdUndeliverable(sql: Sql): Promise<void> {
-  // One probe per service that cannot take messages: as EXISTS, the planner made it a join over every pending message.
   const unable = await sql.all<{ serviceId: string }>(
     `SELECT c.service_id AS "serviceId" FROM ${ENDPOINTS} c
      CROSS JOIN LATERAL (SELECT 1 FROM outbox o WHERE o.service_id = c.service_id AND o.status = 'pending' LIMIT 1) waiting
      WHERE NOT (c.push_ok AND c.event_ok)`,
   );
-  if (unable.length === 0) return;
+  if (unable.length > 0) await hold(sql, unable.map((u) => u.serviceId));
+}
+
+/** Holds the pending messages that `serviceIds`, judged unable to take them, still cannot take once locked. */
+async function hold(sql: Sql, serviceIds: string[]): Promise<void> {
   await sql.transaction(async (tx) => {
-    await tx.run(
-      'SELECT 1 FROM services WHERE service_id = ANY($1::text[]) ORDER BY service_id FOR SHARE',
-      unable.map((u) => u.serviceId),
-    );
+    await tx.run('SELECT 1 FROM services WHERE service_id = ANY($1::text[]) ORDER BY service_id FOR SHARE', serviceIds);
     // LATERAL, so that a service's messages are read only once it is judged unable to take them.
     await tx.run(
       `WITH async_commit AS (${ASYNC_COMMIT})
@@ -197,9 +217,13 @@ async function holdUndeliverable(sql: Sql): Promise<void> {
  * failing time, a failure starts it (after the last success of the batch, or where it stood before),
  * and an outcome after one that disabled the endpoint finds it disabled. A message delivered or
  * failed leaves its queue: the queue counts one open message fewer (its row locked in key order, as
- * inserts lock them), and where some are still open it is marked headless, for the next claim to
- * give it its head (see LOCK_HEADLESS: this statement may not see a message inserted while it waited for the
- * queue's lock). Marked in the same commit as the outcome, a headless queue survives any crash.
+ * inserts lock them), and where some are still open, the first this statement sees becomes its head.
+ * Those it does not see were inserted after it began, and so numbered after those it sees: each insert
+ * takes its numbers under the queue's row lock and holds it until it commits. Where it sees none (a
+ * message inserted while it waited for the queue's lock), or its head changed meanwhile, the queue is
+ * marked headless, for the next claim to give it its head (LOCK_HEADLESS); marked in the same commit
+ * as the outcome, a headless queue survives any crash. Before, every settle left its queue headless:
+ * each claim then repaired heads in a transaction of its own, four round trips more per batch.
  */
 const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
@@ -249,9 +273,23 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT q.service_id, q.device_id, c.n FROM message_sequences q JOIN closed c ON c.service_id = q.service_id AND c.device_id = q.device_id
     ORDER BY q.service_id, q.device_id
     FOR UPDATE OF q
+  ), next_heads AS MATERIALIZED (
+    -- Skipped when another transaction holds it (an admin's resend): then the next claim repairs the queue, and none waits in a cycle.
+    SELECT o.id, l.service_id, l.device_id
+    FROM queue_locks l CROSS JOIN LATERAL (
+      SELECT e.id FROM outbox e
+      WHERE e.service_id = l.service_id AND e.device_id = l.device_id AND e.${OPEN}
+        AND e.id NOT IN (SELECT id FROM judged WHERE status IN ('delivered', 'failed'))
+      ORDER BY e.sequence LIMIT 1) f
+    JOIN outbox o ON o.id = f.id
+    WHERE ${RECHECK("o.status IN ('pending', 'held')")}
+    FOR UPDATE OF o SKIP LOCKED
+  ), promoted AS (
+    UPDATE outbox o SET queue_head = true FROM next_heads h WHERE o.id = h.id AND NOT o.queue_head
   ), counted AS (
-    UPDATE message_sequences q SET open_messages = q.open_messages - l.n, headless = q.open_messages - l.n > 0
-    FROM queue_locks l WHERE q.service_id = l.service_id AND q.device_id = l.device_id
+    UPDATE message_sequences q SET open_messages = q.open_messages - l.n, headless = q.open_messages - l.n > 0 AND h.id IS NULL
+    FROM queue_locks l LEFT JOIN next_heads h ON h.service_id = l.service_id AND h.device_id = l.device_id
+    WHERE q.service_id = l.service_id AND q.device_id = l.device_id
   ), health AS (
     -- Each service as its last outcome left it: a 410 moves the failing time neither way; the first reason to disable stays.
     SELECT j.service_id, (array_agg(j.disables ORDER BY j.pos) FILTER (WHERE j.disables IS NOT NULL))[1] AS disabled_reason,
