@@ -18,6 +18,17 @@ import { storeContract } from './contract.js';
 import type { SideConnection } from './contract/side.js';
 import { addDevice, addService, addUser, connect, HOUR, newDevice, recorded, T0 } from './contract/world.js';
 
+/** S1 connected to U1 with devices D1–D3, each with one message waiting (its rename). */
+async function threeQueues(store: Store): Promise<void> {
+  await addService(store, 'S1');
+  await addUser(store, 'U1');
+  await connect(store, 'S1', 'U1');
+  for (const deviceId of ['D1', 'D2', 'D3']) {
+    await addDevice(store, deviceId, 'U1');
+    await store.renameDevice(deviceId, 'Renamed', T0 + 1);
+  }
+}
+
 const adminUrl = postgresAdminUrl();
 const unreachable = await postgresUnreachable(adminUrl);
 if (unreachable) console.warn(`Skipping the PostgreSQL store tests: ${unreachable}`);
@@ -206,13 +217,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
       });
 
       it('a batch of outcomes gives each queue it moved on its next head: the next claim repairs nothing', async () => {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        for (const deviceId of ['D1', 'D2', 'D3']) {
-          await addDevice(store, deviceId, 'U1');
-          await store.renameDevice(deviceId, 'Renamed', T0 + 1);
-        }
+        await threeQueues(store);
         const claim = () => store.claimDeliveries({ owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
         const first = await claim();
         const outcomes = first.map((c) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } }));
@@ -308,13 +313,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
       });
 
       it('leases each message to one node only, and only the first open one of its device', async () => {
-        await addService(store, 'S1');
-        await addUser(store, 'U1');
-        await connect(store, 'S1', 'U1');
-        for (const deviceId of ['D1', 'D2', 'D3']) {
-          await addDevice(store, deviceId, 'U1');
-          await store.renameDevice(deviceId, 'Renamed', T0 + 1);
-        }
+        await threeQueues(store);
         const request = { now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} };
         const claims = await Promise.all([store, other, store, other].map((s, i) => s.claimDeliveries({ ...request, owner: `node-${i}` })));
         const leased = claims.flat().map((c) => [c.message.deviceId, c.message.sequence]);
