@@ -56,7 +56,7 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
   });
   const accounts = new Accounts({ store, clock, region: config.region, phase: config.phase, lookups, checkCallbackUrl: callbackGuard(config) });
   const owners = new Owners({ store, clock, accounts, devices, lookups });
-  const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit });
+  const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit, lookups });
   const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
   if (simulator) channels.attach('virtual', simulator);
   return { config, store, clock, devices, accounts, owners, subscriptions, lookups, channels, simulator };

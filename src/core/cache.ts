@@ -1,6 +1,7 @@
 /**
  * What every partner request looks up before its work — its service, its token, its connection,
- * its device, and for GET /devices the user's device list — kept in memory so that the hot path does not ask the database each time. Whoever
+ * its device, and for GET /devices the user's device list and which of them the service holds event
+ * subscriptions for — kept in memory so that the hot path does not ask the database each time. Whoever
  * changes one of them says so through `LookupInvalidation`: this process's domain functions, and the
  * cache passes it on through the store to every other process on the database (PostgreSQL NOTIFY),
  * whose caches drop it too. What a process is not told (SQLite has no channel between processes: the
@@ -24,18 +25,29 @@ export interface LookupInvalidation {
    * registration, or a device shared with a user, is also `userChanged` of that user: their list grew.
    */
   deviceChanged(deviceId: string): Promise<void>;
+  /** The service's event subscriptions for the user's devices changed: one created, renewed or removed. */
+  eventsChanged(serviceId: string, userNumber: string): Promise<void>;
 }
 
 /** The lookups of the partner checks, with the store's own signatures. */
 export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices'>;
 
-/** What a cache reads through: the lookups, and the store's channel of their changes between processes where it has one. */
-export type LookupSource = Lookups & { readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'> };
+/** What a cache reads through: the lookups, the event subscriptions, and the store's channel of their changes between processes where it has one. */
+export type LookupSource = Lookups & Pick<Store, 'listEventSubscriptions'> & { readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'> };
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
 export const LOOKUP_TTL_MS = 1000;
 /** Beyond this many entries per kind the oldest go: a bound on memory, not a working-set size. */
 const LOOKUP_CAPACITY = 20_000;
+
+/** A pair's unexpired event subscriptions: what GET /devices shows as `reportable`. */
+interface HeldEvents {
+  serviceId: string;
+  userNumber: string;
+  deviceIds: ReadonlySet<string>;
+  /** The earliest expiry among them (the domain's clock): from then on the set is read again. */
+  until: number;
+}
 
 interface Entry<V> {
   value: V;
@@ -101,6 +113,8 @@ export class LookupCache implements Lookups, LookupInvalidation {
   readonly #devices: ExpiringMap<string, Device>;
   /** Each user's device list, by user number. */
   readonly #lists: ExpiringMap<string, Device[]>;
+  /** Each connection's event subscriptions, by `serviceId\nuserNumber`. */
+  readonly #events: ExpiringMap<string, HeldEvents>;
   /**
    * The users whose cached lists hold each device, so that a change of the device drops just those
    * lists. Entries outlive the lists they point to; a stale one only drops a list that is gone.
@@ -126,6 +140,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
     this.#connections = new ExpiringMap(ttl, capacity, now);
     this.#devices = new ExpiringMap(ttl, capacity, now);
     this.#lists = new ExpiringMap(ttl, capacity, now);
+    this.#events = new ExpiringMap(ttl, capacity, now);
   }
 
   getService(serviceId: string): Promise<Service | undefined> {
@@ -163,6 +178,23 @@ export class LookupCache implements Lookups, LookupInvalidation {
     return list;
   }
 
+  /**
+   * The devices for which the service holds an unexpired event subscription of the user at `now`
+   * (the domain's clock), as the store lists them (shared: read, never change, what it returns).
+   */
+  async eventDeviceIds(serviceId: string, userNumber: string, now: number): Promise<ReadonlySet<string>> {
+    this.#watch();
+    const key = `${serviceId}\n${userNumber}`;
+    const cached = this.#events.get(key);
+    if (cached !== undefined && now < cached.until) return cached.deviceIds;
+    const generation = this.#generation;
+    const held = await this.store.listEventSubscriptions(serviceId, userNumber, now);
+    const deviceIds = new Set(held.map((subscription) => subscription.deviceId));
+    const until = held.reduce((earliest, subscription) => Math.min(earliest, subscription.expiresAt), Infinity);
+    if (generation === this.#generation) this.#events.set(key, { serviceId, userNumber, deviceIds, until });
+    return deviceIds;
+  }
+
   serviceChanged(serviceId: string): Promise<void> {
     return this.#changed({ serviceId });
   }
@@ -175,6 +207,10 @@ export class LookupCache implements Lookups, LookupInvalidation {
     return this.#changed({ deviceId });
   }
 
+  eventsChanged(serviceId: string, userNumber: string): Promise<void> {
+    return this.#changed({ eventsOf: { serviceId, userNumber } });
+  }
+
   /** Drops it here, and tells the other processes. */
   #changed(change: LookupChange): Promise<void> {
     this.#drop(change);
@@ -184,19 +220,26 @@ export class LookupCache implements Lookups, LookupInvalidation {
 
   #drop(change: LookupChange): void {
     this.#generation += 1;
-    if ('serviceId' in change) {
-      this.#services.delete(change.serviceId);
+    if ('eventsOf' in change) {
+      this.#events.delete(`${change.eventsOf.serviceId}\n${change.eventsOf.userNumber}`);
+    } else if ('serviceId' in change) {
+      const { serviceId } = change;
+      this.#services.delete(serviceId);
+      // Which types the service may see decides which subscriptions count.
+      this.#events.deleteWhere((held) => held.serviceId === serviceId);
     } else if ('userNumber' in change) {
       const { userNumber } = change;
       this.#tokens.deleteWhere((token) => token.userNumber === userNumber);
       this.#connections.deleteWhere((connection) => connection.userNumber === userNumber);
       this.#devices.deleteWhere((device) => device.userNumbers.includes(userNumber));
       this.#lists.delete(userNumber);
+      this.#events.deleteWhere((held) => held.userNumber === userNumber);
     } else {
       const { deviceId } = change;
       this.#devices.delete(deviceId);
       for (const userNumber of this.#listedIn.get(deviceId) ?? []) this.#lists.delete(userNumber);
       this.#listedIn.delete(deviceId);
+      this.#events.deleteWhere((held) => held.deviceIds.has(deviceId));
     }
   }
 
@@ -208,6 +251,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
     this.#devices.clear();
     this.#lists.clear();
     this.#listedIn.clear();
+    this.#events.clear();
   }
 
   /** Changes made before watching began were not seen: what was read meanwhile is forgotten once it has. */

@@ -109,7 +109,7 @@ export class Devices {
     const now = clock.now();
     const owned = await this.lookups.listUserDevices(connection.userNumber);
     const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
-    const reportable = await store.reportableDeviceIds(service.serviceId, connection.userNumber, visible.map((d) => d.deviceId), now);
+    const reportable = await this.lookups.eventDeviceIds(service.serviceId, connection.userNumber, now);
     // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
     if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
     return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));

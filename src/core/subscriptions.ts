@@ -6,6 +6,7 @@ import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
 import type { Connection, EventSubscription } from './model.js';
 import type { Store } from '../store/store.js';
+import type { LookupInvalidation } from './cache.js';
 
 /** The service and user a subscription belongs to. */
 export type Pair = Pick<Connection, 'serviceId' | 'userNumber'>;
@@ -38,6 +39,8 @@ export interface SubscriptionsDeps {
   clock: Clock;
   /** The most unexpired event subscriptions one service may hold for one user (1312 beyond). */
   eventSubscriptionLimit: number;
+  /** Told of each change of event subscriptions: the device list's `reportable` is read through it. */
+  lookups: Pick<LookupInvalidation, 'eventsChanged'>;
 }
 
 export class Subscriptions {
@@ -76,12 +79,15 @@ export class Subscriptions {
     if ((await store.upsertEventSubscription(subscription, now, eventSubscriptionLimit)) === 'limit') {
       throw fail('1312', `This service and user already hold ${eventSubscriptionLimit} event subscriptions, the limit.`);
     }
+    await this.deps.lookups.eventsChanged(pair.serviceId, pair.userNumber);
   }
 
   /** 1204 when there was no unexpired event subscription. */
   async unsubscribeEvents(pair: Pair, deviceId: string): Promise<void> {
-    if (!(await this.deps.store.removeEventSubscription(pair.serviceId, pair.userNumber, deviceId, this.deps.clock.now()))) {
-      throw fail('1204', `Events of device ${deviceId} are not subscribed.`);
-    }
+    const { store, clock, lookups } = this.deps;
+    const removed = await store.removeEventSubscription(pair.serviceId, pair.userNumber, deviceId, clock.now());
+    // An expired one was deleted too, and no device list showed it.
+    if (!removed) throw fail('1204', `Events of device ${deviceId} are not subscribed.`);
+    await lookups.eventsChanged(pair.serviceId, pair.userNumber);
   }
 }

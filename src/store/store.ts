@@ -55,7 +55,7 @@ export interface StoreCapabilities {
 }
 
 /** What changed of the records the partner lookups read (src/core/cache.ts says what each covers). */
-export type LookupChange = { serviceId: string } | { userNumber: string } | { deviceId: string };
+export type LookupChange = { serviceId: string } | { userNumber: string } | { deviceId: string } | { eventsOf: { serviceId: string; userNumber: string } };
 
 export interface LookupWatcher {
   changed(change: LookupChange): void;

@@ -39,6 +39,26 @@ describe('devices (DESIGN A.5)', () => {
       }
     });
 
+    it("writes each item in the schema's order, as JSON, and again after a rename", async () => {
+      const washer = deviceOf('DEVICE_WASHER');
+      const itemOf = async () => {
+        const res = await loadList();
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        const item = (res.json().response as { deviceId: string }[]).find((d) => d.deviceId === washer)!;
+        // The text, key order included, is what serializing the object would write.
+        expect(res.body).toContain(JSON.stringify(item));
+        return item;
+      };
+      const before = await itemOf();
+      expect(before).toEqual({ deviceId: washer, deviceInfo: { deviceType: 'DEVICE_WASHER', modelName: expect.any(String), alias: expect.any(String), reportable: false } });
+      const alias = 'Mum\'s "washer" \\ 洗濯機\n';
+      await t.ctx.devices.rename(washer, alias);
+      expect(await itemOf()).toEqual({ ...before, deviceInfo: { ...before.deviceInfo, alias } });
+      const half = world.devices.find((d) => d.deviceType === 'DEVICE_WASHTOWER_DRYER')!.deviceId;
+      const list = (await loadList()).json().response as { deviceId: string; deviceInfo: object }[];
+      expect(Object.keys(list.find((d) => d.deviceId === half)!.deviceInfo)).toEqual(['deviceType', 'modelName', 'alias', 'reportable', 'groupId']);
+    });
+
     it('gives both washtower halves one groupId', async () => {
       const list = (await loadList()).json().response as { deviceInfo: { deviceType: string; groupId?: string } }[];
       const halves = list.filter((d) => d.deviceInfo.deviceType.startsWith('DEVICE_WASHTOWER_'));

@@ -47,6 +47,22 @@ describe('push and event subscriptions (DESIGN A.5)', () => {
       expect(list.find((d) => d.deviceId === device())!.deviceInfo.reportable).toBe(true);
     });
 
+    it('GET /devices shows reportable as a subscription comes, goes and expires', async () => {
+      const reportable = async () => {
+        const list = (await call('GET', '/devices')).json().response as { deviceId: string; deviceInfo: { reportable: boolean } }[];
+        return list.find((d) => d.deviceId === device())!.deviceInfo.reportable;
+      };
+      expect(await reportable()).toBe(false);
+      await call('POST', `/event/${device()}`);
+      expect(await reportable()).toBe(true);
+      await call('DELETE', `/event/${device()}`);
+      expect(await reportable()).toBe(false);
+      await call('POST', `/event/${device()}`, { expire: { unit: 'MINUTE', timer: 30 } });
+      expect(await reportable()).toBe(true);
+      now += 30 * 60_000;
+      expect(await reportable()).toBe(false);
+    });
+
     it.each([
       [{ expire: { unit: 'MINUTE', timer: 30 } }, 30 * 60_000],
       [{ expire: { unit: 'DAY', timer: 2 } }, 48 * HOUR],

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExpiringMap, LookupCache, type LookupSource } from '../../src/core/cache.js';
 import { openStore } from '../../src/store/index.js';
-import type { AccessToken, Connection, Device, Service } from '../../src/core/model.js';
+import type { AccessToken, Connection, Device, EventSubscription, Service } from '../../src/core/model.js';
 import type { LookupChange, LookupWatcher, Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAdminUrl, postgresUnreachable, withClient, type TestDatabase } from '../helpers/postgres.js';
 
@@ -27,7 +27,9 @@ function fakeStore() {
   const connections = new Map<string, Connection>();
   const devices = new Map<string, Device>();
   const lists = new Map<string, Device[]>();
-  const reads = { services: 0, tokens: 0, connections: 0, devices: 0, lists: 0 };
+  /** By `serviceId/userNumber`. */
+  const events = new Map<string, EventSubscription[]>();
+  const reads = { services: 0, tokens: 0, connections: 0, devices: 0, lists: 0, events: 0 };
   const published: LookupChange[] = [];
   let watcher: LookupWatcher | undefined;
   let watching: Promise<void> = Promise.resolve();
@@ -58,6 +60,10 @@ function fakeStore() {
       reads.lists += 1;
       return lists.get(userNumber) ?? [];
     },
+    async listEventSubscriptions(serviceId: string, userNumber: string, now: number) {
+      reads.events += 1;
+      return (events.get(`${serviceId}/${userNumber}`) ?? []).filter((held) => held.expiresAt > now);
+    },
     capabilities: {
       crossNodeNotify: {
         async publishLookupChange(change) {
@@ -78,6 +84,7 @@ function fakeStore() {
     connections,
     devices,
     lists,
+    events,
     reads,
     published,
     watcher(): LookupWatcher {
@@ -225,6 +232,42 @@ describe('LookupCache', () => {
     expect(t.reads.lists).toBe(6);
   });
 
+  describe("a connection's event subscriptions (the device list's reportable)", () => {
+    const held = (deviceId: string, expiresAt: number): EventSubscription => ({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt });
+
+    it('keeps them until told they changed', async () => {
+      const t = await setup();
+      t.events.set('S1/U1', [held('D1', 500)]);
+      expect([...(await t.cache.eventDeviceIds('S1', 'U1', 0))]).toEqual(['D1']);
+      t.events.set('S1/U1', [held('D1', 500), held('D2', 500)]);
+      expect([...(await t.cache.eventDeviceIds('S1', 'U1', 0))]).toEqual(['D1']);
+      t.cache.eventsChanged('S1', 'U1');
+      expect([...(await t.cache.eventDeviceIds('S1', 'U1', 0))]).toEqual(['D1', 'D2']);
+      expect(t.reads.events).toBe(2);
+    });
+
+    it('reads them again from the earliest expiry among them, by the domain clock', async () => {
+      const t = await setup();
+      t.events.set('S1/U1', [held('D1', 500), held('D2', 100)]);
+      expect((await t.cache.eventDeviceIds('S1', 'U1', 99)).size).toBe(2);
+      expect([...(await t.cache.eventDeviceIds('S1', 'U1', 100))]).toEqual(['D1']);
+      expect(t.reads.events).toBe(2);
+    });
+
+    it('drops them when the service, the user or one of their devices changes, and only those', async () => {
+      const t = await setup();
+      t.events.set('S1/U1', [held('D1', 500)]);
+      t.events.set('S2/U2', [{ ...held('D2', 500), serviceId: 'S2', userNumber: 'U2' }]);
+      const readBoth = () => Promise.all([t.cache.eventDeviceIds('S1', 'U1', 0), t.cache.eventDeviceIds('S2', 'U2', 0)]);
+      await readBoth();
+      for (const change of [() => t.cache.serviceChanged('S1'), () => t.cache.userChanged('U1'), () => t.cache.deviceChanged('D1')]) {
+        change();
+        await readBoth();
+      }
+      expect(t.reads.events).toBe(2 + 3);
+    });
+  });
+
   it('keeps a connection only once its device list is loaded, the change nobody announces', async () => {
     const t = await setup();
     t.connections.set('S1/U1', { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: null });
@@ -254,7 +297,8 @@ describe('LookupCache between processes', () => {
     t.cache.serviceChanged('S1');
     t.cache.userChanged('U1');
     t.cache.deviceChanged('D1');
-    expect(t.published).toEqual([{ serviceId: 'S1' }, { userNumber: 'U1' }, { deviceId: 'D1' }]);
+    t.cache.eventsChanged('S1', 'U1');
+    expect(t.published).toEqual([{ serviceId: 'S1' }, { userNumber: 'U1' }, { deviceId: 'D1' }, { eventsOf: { serviceId: 'S1', userNumber: 'U1' } }]);
   });
 
   it('drops what another process changed, and tells no one again', async () => {
@@ -336,6 +380,15 @@ describe.skipIf(unreachable !== undefined)('LookupCache on two nodes of one Post
     expect((await onB.getService('S1'))?.name).not.toBe('Told');
     onA.serviceChanged('S1');
     await expect.poll(async () => (await onB.getService('S1'))?.name).toBe('Told');
+  });
+
+  it('every kind of change reaches node B as it was published', async () => {
+    const seen: LookupChange[] = [];
+    const stop = await nodes[1]!.capabilities.crossNodeNotify!.watchLookupChanges({ changed: (change) => seen.push(change), missed: () => {} });
+    const changes: LookupChange[] = [{ serviceId: 'S:1' }, { userNumber: 'U 1' }, { deviceId: 'D1' }, { eventsOf: { serviceId: 'S:1', userNumber: 'U "1"' } }];
+    for (const change of changes) await nodes[0]!.capabilities.crossNodeNotify!.publishLookupChange(change);
+    await expect.poll(() => seen).toEqual(changes);
+    stop();
   });
 
   it("node B forgets everything once it listens again after losing its connection (PostgreSQL restarted)", async () => {

@@ -25,8 +25,6 @@ export interface SubscriptionsArea {
   upsertEventSubscription(sub: EventSubscription, now: number, limit: number): Promise<EventSubscribeResult>;
   /** false when there was no unexpired subscription. */
   removeEventSubscription(serviceId: string, userNumber: string, deviceId: string, now: number): Promise<boolean>;
-  /** Device ids among `deviceIds` for which this service and user hold an unexpired event subscription. */
-  reportableDeviceIds(serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>>;
   /** Deletes event subscriptions expired at `now` (they already told nobody anything); returns how many. */
   deleteExpiredEventSubscriptions(now: number): Promise<number>;
 }

@@ -23,8 +23,9 @@ export async function notifyLookupChange(sql: Sql, change: LookupChange): Promis
   await sql.run('SELECT pg_notify($1, $2)', LOOKUPS_CHANNEL, encodeLookupChange(change));
 }
 
-/** `service:<serviceId>`, `user:<userNumber>` or `device:<deviceId>`. */
+/** `service:<serviceId>`, `user:<userNumber>`, `device:<deviceId>` or `events:["<serviceId>","<userNumber>"]`. */
 function encodeLookupChange(change: LookupChange): string {
+  if ('eventsOf' in change) return `events:${JSON.stringify([change.eventsOf.serviceId, change.eventsOf.userNumber])}`;
   if ('serviceId' in change) return `service:${change.serviceId}`;
   if ('userNumber' in change) return `user:${change.userNumber}`;
   return `device:${change.deviceId}`;
@@ -42,8 +43,19 @@ function decodeLookupChange(payload: string): LookupChange | undefined {
       return { userNumber: id };
     case 'device':
       return { deviceId: id };
+    case 'events':
+      return eventsOf(id);
     default:
       return undefined;
+  }
+}
+
+function eventsOf(text: string): LookupChange | undefined {
+  try {
+    const [serviceId, userNumber] = JSON.parse(text) as unknown[];
+    return typeof serviceId === 'string' && typeof userNumber === 'string' ? { eventsOf: { serviceId, userNumber } } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

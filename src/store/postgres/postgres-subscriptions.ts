@@ -113,18 +113,6 @@ async function removeEventSubscription(sql: Sql, serviceId: string, userNumber: 
   return removed !== undefined && removed.expiresAt > now;
 }
 
-async function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Promise<Set<string>> {
-  if (deviceIds.length === 0) return new Set();
-  const rows = await sql.all<{ deviceId: string }>(
-    `SELECT device_id AS "deviceId" FROM event_subscriptions
-     WHERE service_id = $1 AND user_number = $2 AND expires_at > $3 AND device_id = ANY($4::text[])`,
-    serviceId,
-    userNumber,
-    now,
-    deviceIds,
-  );
-  return new Set(rows.map((r) => r.deviceId));
-}
 
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
 async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<number> {
@@ -135,6 +123,6 @@ async function deleteExpiredEventSubscriptions(sql: Sql, now: number): Promise<n
 export function postgresSubscriptions(sql: Sql): SubscriptionsArea {
   return area(sql, {
     listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
-    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, deleteExpiredEventSubscriptions,
   });
 }

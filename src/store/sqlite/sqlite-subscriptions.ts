@@ -114,11 +114,6 @@ function removeEventSubscription(sql: Sql, serviceId: string, userNumber: string
   return removed !== undefined && removed.expires_at > now;
 }
 
-function reportableDeviceIds(sql: Sql, serviceId: string, userNumber: string, deviceIds: string[], now: number): Set<string> {
-  const wanted = new Set(deviceIds);
-  const held = listEventSubscriptions(sql, serviceId, userNumber, now).map((s) => s.deviceId);
-  return new Set(held.filter((id) => wanted.has(id)));
-}
 
 /** The sweeper's delete: expired subscriptions already tell nobody anything, so this only frees them. */
 function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
@@ -129,6 +124,6 @@ function deleteExpiredEventSubscriptions(sql: Sql, now: number): number {
 export function sqliteSubscriptions(sql: Sql): SubscriptionsArea {
   return area(sql, {
     listPushSubscriptions, addPushSubscription, removePushSubscription, listEventSubscriptions,
-    upsertEventSubscription, removeEventSubscription, reportableDeviceIds, deleteExpiredEventSubscriptions,
+    upsertEventSubscription, removeEventSubscription, deleteExpiredEventSubscriptions,
   });
 }

@@ -113,16 +113,5 @@ export function subscriptionsContract(open: () => Promise<Store>): void {
       await store().updateService('S1', { allowedDevices: [WASHER, DRYER] });
       expect((await store().listEventSubscriptions('S1', 'U1', T0)).map((s) => s.deviceId)).toEqual(['D1', 'D2', 'D4']);
     });
-
-    it('tells which of the given devices the pair holds an unexpired subscription for', async () => {
-      await world();
-      await store().upsertEventSubscription(event('D1', T0 + HOUR), T0, 100);
-      await store().upsertEventSubscription(event('D2', T0 + 10), T0, 100);
-      expect(await store().reportableDeviceIds('S1', 'U1', ['D1', 'D2', 'D3'], T0 + 5)).toEqual(new Set(['D1', 'D2']));
-      expect(await store().reportableDeviceIds('S1', 'U1', ['D1', 'D2', 'D3'], T0 + 10)).toEqual(new Set(['D1']));
-      expect(await store().reportableDeviceIds('S1', 'U1', ['D2', 'D3'], T0 + 10)).toEqual(new Set());
-      expect(await store().reportableDeviceIds('S1', 'U2', ['D1'], T0)).toEqual(new Set());
-      expect(await store().reportableDeviceIds('S1', 'U1', [], T0)).toEqual(new Set());
-    });
   });
 }
