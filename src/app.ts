@@ -1,7 +1,7 @@
 /**
  * buildApp: the HTTP server with every route, not listening. `server.ts` listens; tests `inject()`.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { adminRoutes } from './admin/routes.js';
 import { consoleRoutes, SignInCodes } from './console/index.js';
 import { ErrorEnvelope } from './api/envelope.js';
@@ -12,7 +12,7 @@ import { opsRoutes } from './ops/routes.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
 import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
-import { createLog } from './logging.js';
+import { createLog, type ProcessLog } from './logging.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
 
@@ -31,15 +31,43 @@ export interface App {
   signInCodes: SignInCodes;
 }
 
+/**
+ * Every request's latency in the per-route histogram, and its log line (written only when info is
+ * logged), once Fastify is done with it: Fastify tells its log controller of each completed request.
+ * Doing the same in an onResponse hook cost ~6 % more CPU per status read: the hook runner's share.
+ */
+class RequestRecorder extends LogController {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly log: ProcessLog,
+  ) {
+    // Fastify's own lines per request stay off: ours is the one line of DESIGN E, with the partner's messageId and serviceId.
+    super({ disableRequestLogging: true });
+  }
+
+  override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const route = request.routeOptions.url ?? 'unknown';
+    this.metrics.httpDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    this.log.request({
+      messageId: request.headers['x-message-id'],
+      serviceId: request.partner?.service.serviceId,
+      route: `${request.method} ${route}`,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+    });
+  }
+}
+
 export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: () => boolean } = { broker: () => true }): Promise<App> {
   const { config, store, clock } = ctx;
   const log = createLog(config.logLevel);
   // Widened to Fastify's logger type, which every route and plugin of ours is typed with.
   const loggerInstance: FastifyBaseLogger = log.logger;
+  const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
+  registerStoreMetrics(metrics.registry, store.capabilities.statementCounts);
   const server = Fastify({
     loggerInstance,
-    // We log one line per request ourselves, with the partner's messageId and serviceId.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new RequestRecorder(metrics, log),
     // No pino child per request: our lines name the request by its messageId, Fastify's reqId adds nothing.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT,
@@ -56,8 +84,6 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   });
   server.server.on('connect', connectRefusal(clock));
   server.server.on('checkExpectation', expectationRefusal(clock));
-  const metrics = createMetrics({ connectedDevices: () => store.countOnlineDevices() });
-  registerStoreMetrics(metrics.registry, store.capabilities.statementCounts);
 
   // Bodies are parsed by us so that malformed and too deeply nested JSON answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');
@@ -78,19 +104,6 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
 
   const noRoute = installErrorHandling(server, clock);
   server.addSchema(ErrorEnvelope);
-  // Every request: its latency in the per-route histogram, and its log line (written only when info is logged).
-  server.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    metrics.httpDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    log.request({
-      messageId: request.headers['x-message-id'],
-      serviceId: request.partner?.service.serviceId,
-      route: `${request.method} ${route}`,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
-    });
-    done();
-  });
 
   // The public document covers what is registered in this scope; the admin API has its own, behind its token.
   const tryItOut = createTryItOut();

@@ -44,7 +44,7 @@ describe('devices (DESIGN A.5)', () => {
       const itemOf = async () => {
         const res = await loadList();
         expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-        const item = (res.json().response as { deviceId: string }[]).find((d) => d.deviceId === washer)!;
+        const item = (res.json().response as { deviceId: string; deviceInfo: object }[]).find((d) => d.deviceId === washer)!;
         // The text, key order included, is what serializing the object would write.
         expect(res.body).toContain(JSON.stringify(item));
         return item;
