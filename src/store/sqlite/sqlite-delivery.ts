@@ -55,6 +55,9 @@ interface LeasedRow extends OutboxRow {
   schedule_start: number;
 }
 
+/** Each connection's own level, read once: nothing else changes it after the connection is opened. */
+const connectionSynchronous = new WeakMap<Sql, number>();
+
 /**
  * Delivery bookkeeping commits without waiting for the disk. A process crash loses none of it (the
  * WAL is already the OS's); a power loss can lose the last claims and outcomes, and those messages
@@ -62,7 +65,11 @@ interface LeasedRow extends OutboxRow {
  * themselves are still recorded with the connection's full sync.
  */
 function bookkeeping<T>(sql: Sql, work: () => T): T {
-  const previous = sql.one<{ synchronous: number }>('PRAGMA synchronous')?.synchronous ?? 2;
+  let previous = connectionSynchronous.get(sql);
+  if (previous === undefined) {
+    previous = sql.one<{ synchronous: number }>('PRAGMA synchronous')?.synchronous ?? 2;
+    connectionSynchronous.set(sql, previous);
+  }
   sql.run('PRAGMA synchronous = NORMAL');
   try {
     return sql.write(work);
