@@ -27,10 +27,16 @@ export interface NewDeviceInput {
   virtual?: boolean;
 }
 
-/** A device as a service sees it in the user's list: with whether it holds an event subscription for it. */
-export interface ListedDevice {
-  device: Device;
-  reportable: boolean;
+/**
+ * The user's devices as a service sees them. Both are shared and never changed: the same objects
+ * come back while neither the list, the service nor its subscriptions change, which lets GET /devices
+ * keep its answer.
+ */
+export interface ServiceDeviceList {
+  /** The user's devices of the service's allowed types, in the order they were registered to the user. */
+  devices: readonly Device[];
+  /** The devices for which the service holds an unexpired event subscription. */
+  reportable: ReadonlySet<string>;
 }
 
 export interface DevicesDeps {
@@ -51,6 +57,8 @@ export class Devices {
    * a device record here is told to it.
    */
   private readonly lookups: LookupCache;
+  /** Each cached user list by the allowed types it was filtered with (see `#visible`). */
+  readonly #visibleLists = new WeakMap<readonly Device[], WeakMap<readonly string[], readonly Device[]>>();
 
   constructor(private readonly deps: DevicesDeps) {
     this.lookups = deps.lookups;
@@ -104,15 +112,23 @@ export class Devices {
    * GET /devices: the user's devices of the service's allowed types. The first call for a pair loads
    * the list for good (the precondition of every device operation, and the lifecycle subscription).
    */
-  async listForService(service: Service, connection: Connection): Promise<ListedDevice[]> {
+  async listForService(service: Service, connection: Connection): Promise<ServiceDeviceList> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const owned = await this.lookups.listUserDevices(connection.userNumber);
-    const visible = owned.filter((device) => service.allowedDevices.includes(device.deviceType));
+    const devices = this.#visible(await this.lookups.listUserDevices(connection.userNumber), service.allowedDevices);
     const reportable = await this.lookups.eventDeviceIds(service.serviceId, connection.userNumber, now);
     // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
     if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
-    return visible.map((device) => ({ device, reportable: reportable.has(device.deviceId) }));
+    return { devices, reportable };
+  }
+
+  /** The devices of the allowed types, the same array for the same (cached) list and types. */
+  #visible(owned: readonly Device[], allowed: readonly string[]): readonly Device[] {
+    let byAllowed = this.#visibleLists.get(owned);
+    if (byAllowed === undefined) this.#visibleLists.set(owned, (byAllowed = new WeakMap()));
+    let visible = byAllowed.get(allowed);
+    if (visible === undefined) byAllowed.set(allowed, (visible = owned.filter((device) => allowed.includes(device.deviceType))));
+    return visible;
   }
 
   /** Every registered device by deviceId, a page at a time (the platform's view, not a service's). */

@@ -21,11 +21,27 @@ describe('Devices.listForService', () => {
   it("lists only the service's allowed types, each reportable when the service holds an event subscription for it", async () => {
     const [washer, , fan] = world.devices;
     await t.ctx.subscriptions.subscribeEvents(world, fan!.deviceId, undefined);
-    const listed = await t.ctx.devices.listForService(await service(), await connection());
-    expect(listed.map(({ device, reportable }) => [device.deviceId, device.deviceType, reportable])).toEqual([
+    const { devices, reportable } = await t.ctx.devices.listForService(await service(), await connection());
+    expect(devices.map((device) => [device.deviceId, device.deviceType, reportable.has(device.deviceId)])).toEqual([
       [washer!.deviceId, 'DEVICE_WASHER', false],
       [fan!.deviceId, 'DEVICE_CEILING_FAN', true],
     ]);
+  });
+
+  it('hands back the same list and set while nothing changed, and new ones after a change', async () => {
+    const read = async () => t.ctx.devices.listForService((await t.ctx.lookups.getService(world.serviceId))!, await connection());
+    const first = await read();
+    const again = await read();
+    expect(again.devices).toBe(first.devices);
+    expect(again.reportable).toBe(first.reportable);
+    await t.ctx.devices.rename(first.devices[0]!.deviceId, 'Renamed');
+    const renamed = await read();
+    expect(renamed.devices).not.toBe(first.devices);
+    expect(renamed.devices[0]!.alias).toBe('Renamed');
+    await t.ctx.subscriptions.unsubscribeEvents(world, world.devices[2]!.deviceId);
+    const unsubscribed = await read();
+    expect(unsubscribed.reportable).not.toBe(first.reportable);
+    expect(unsubscribed.reportable.size).toBe(0);
   });
 
   it('loads the list for the pair at the first call, and keeps that time at the next ones', async () => {

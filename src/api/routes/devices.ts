@@ -1,10 +1,11 @@
 /** GET /devices, GET /devices/profile/{id}, GET /devices/{id}, POST /devices/{id} (DESIGN A.5, A.7). */
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
+import type { ServiceDeviceList } from '../../core/devices.js';
 import type { Device } from '../../core/model.js';
 import { fail } from '../../errors.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
-import { mayAccess } from '../access.js';
+import { mayAccess, type Access } from '../access.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
 import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, Status } from '../schemas/partner.js';
 
@@ -26,6 +27,26 @@ function listItemJson(device: Device, reportable: boolean): string {
   return `${parts[0]}${reportable}${parts[1]}`;
 }
 
+/**
+ * The answer of each visible list (see `Devices.listForService`) to the tokens that see all of it,
+ * while its reportable set is the same: a partner polling the list gets it without building it.
+ */
+const wholeLists = new WeakMap<readonly Device[], { reportable: ReadonlySet<string>; json: string }>();
+
+function listJson({ devices, reportable }: ServiceDeviceList, access: Access): string {
+  const whole = access.deviceIds === null;
+  const kept = whole ? wholeLists.get(devices) : undefined;
+  if (kept?.reportable === reportable) return kept.json;
+  const items: string[] = [];
+  for (const device of devices) {
+    // Only what the owner shared with the service (DESIGN G).
+    if (mayAccess(access, device)) items.push(listItemJson(device, reportable.has(device.deviceId)));
+  }
+  const json = `[${items.join(',')}]`;
+  if (whole) wholeLists.set(devices, { reportable, json });
+  return json;
+}
+
 /** GET /devices, in the account group of the devices scope. */
 export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, devices } = ctx;
@@ -40,14 +61,10 @@ export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
     },
   }, async (request, reply) => {
     const { service, connection, headers, access } = partnerOf(request);
-    const items: string[] = [];
-    for (const { device, reportable } of await devices.listForService(service, connection)) {
-      // Only what the owner shared with the service (DESIGN G).
-      if (mayAccess(access, device)) items.push(listItemJson(device, reportable));
-    }
+    const json = listJson(await devices.listForService(service, connection), access);
     // Text in the schema's shape, sent as it is, as the status read does.
     reply.header('content-type', 'application/json; charset=utf-8');
-    return successJson(headers.messageId, `[${items.join(',')}]`, clock);
+    return successJson(headers.messageId, json, clock);
   });
 }
 
