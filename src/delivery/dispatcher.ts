@@ -131,9 +131,12 @@ export class Dispatcher {
     this.wake();
     await this.#loop;
     // Until nothing is in flight or waiting to be recorded: a record batch begun before the drain
-    // may still be running, and may have claimed along with it.
+    // may still be running, and may have claimed along with it; and an outcome that arrives while
+    // it runs is chained behind it, so the chain awaited may no longer be the last.
     for (;;) {
-      await this.#storeWork;
+      const work = this.#storeWork;
+      await work;
+      if (work !== this.#storeWork) continue;
       if (this.#attempts.size === 0 && !this.#recordSoon) break;
       await Promise.all(this.#attempts);
       if (this.#recordSoon) {
