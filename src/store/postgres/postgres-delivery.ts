@@ -287,8 +287,10 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
   ), promoted AS (
     UPDATE outbox o SET queue_head = true FROM next_heads h WHERE o.id = h.id AND NOT o.queue_head
   ), counted AS (
-    UPDATE message_sequences q SET open_messages = q.open_messages - l.n, headless = q.open_messages - l.n > 0 AND h.id IS NULL
-    FROM queue_locks l LEFT JOIN next_heads h ON h.service_id = l.service_id AND h.device_id = l.device_id
+    -- NOT IN, a hashed subplan: as a join, estimated at one row each, it compared every queue with every head.
+    UPDATE message_sequences q SET open_messages = q.open_messages - l.n,
+      headless = q.open_messages - l.n > 0 AND (l.service_id, l.device_id) NOT IN (SELECT service_id, device_id FROM next_heads)
+    FROM queue_locks l
     WHERE q.service_id = l.service_id AND q.device_id = l.device_id
   ), health AS (
     -- Each service as its last outcome left it: a 410 moves the failing time neither way; the first reason to disable stays.

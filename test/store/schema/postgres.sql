@@ -234,15 +234,13 @@ CREATE INDEX outbox_lease_expiry ON public.outbox USING btree (lease_expires_at)
 
 CREATE UNIQUE INDEX outbox_message_id_key ON public.outbox USING btree (message_id);
 
-CREATE INDEX outbox_open ON public.outbox USING btree (service_id, device_id, sequence) WHERE (status = ANY (ARRAY['pending'::text, 'delivering'::text, 'held'::text]));
+CREATE UNIQUE INDEX outbox_open ON public.outbox USING btree (service_id, device_id, sequence) WHERE (status = ANY (ARRAY['pending'::text, 'delivering'::text, 'held'::text]));
 
 CREATE INDEX outbox_ready ON public.outbox USING btree (service_id, next_attempt_at, id) WHERE ((status = 'pending'::text) AND queue_head);
 
 CREATE INDEX outbox_service_created ON public.outbox USING btree (service_id, created_at);
 
-CREATE UNIQUE INDEX outbox_service_id_device_id_sequence_key ON public.outbox USING btree (service_id, device_id, sequence);
-
-CREATE INDEX outbox_service_status ON public.outbox USING btree (service_id, status);
+CREATE INDEX outbox_waiting ON public.outbox USING btree (service_id, status) WHERE (status = ANY (ARRAY['pending'::text, 'held'::text]));
 
 CREATE UNIQUE INDEX owner_logins_email_key ON public.owner_logins USING btree (email);
 
