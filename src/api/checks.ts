@@ -11,6 +11,7 @@ import { hashSecret, isDeviceId, isMessageId } from '../ids.js';
 import { isCountryCode, regionOf } from '../regions.js';
 import type { Connection, Device, Service } from '../core/model.js';
 import type { Lookups } from '../core/cache.js';
+import { andThen, type Eventually } from '../eventually.js';
 import { issuedAccessToken } from '../oauth/adapter.js';
 import type { Store } from '../store/store.js';
 import { FULL_ACCESS, mayAccess, type Access } from './access.js';
@@ -122,12 +123,17 @@ function sameHash(presented: string, stored: string): boolean {
   return presented.length === stored.length && timingSafeEqual(Buffer.from(presented, 'latin1'), Buffer.from(stored, 'latin1'));
 }
 
-/** The calling service; the same answer for an unknown id and a wrong key. `store` may be a cache in front of it. */
-export async function checkService(store: Pick<Lookups, 'getService'>, serviceId: string, serviceKeyHash: string): Promise<Service> {
-  const service = await store.getService(serviceId);
-  if (!service || !sameHash(serviceKeyHash, service.keyHash)) throw fail('1301', SERVICE_REFUSED);
-  if (!service.enabled) throw fail('1301', `Service ${serviceId} is disabled.`);
-  return service;
+/**
+ * The calling service; the same answer for an unknown id and a wrong key. `store` may be a cache in
+ * front of it. This and the checks below answer at once what their lookups answer at once, and
+ * throw what is wrong then; otherwise they reject.
+ */
+export function checkService(store: Pick<Lookups, 'getService'>, serviceId: string, serviceKeyHash: string): Eventually<Service> {
+  return andThen(store.getService(serviceId), (service) => {
+    if (!service || !sameHash(serviceKeyHash, service.keyHash)) throw fail('1301', SERVICE_REFUSED);
+    if (!service.enabled) throw fail('1301', `Service ${serviceId} is disabled.`);
+    return service;
+  });
 }
 
 /** What the token check found: the token's user connected to the calling service, and what the token may do there. */
@@ -140,22 +146,24 @@ export interface Authorized {
 export type TokenSource = Pick<Lookups, 'getToken' | 'getConnection'> & Pick<Store, 'findOAuthRecord' | 'getDeviceShare'>;
 
 /** The token's user, connected to the calling service, and what the token may do. `store` may be a cache in front of it. */
-export async function checkTokenAndConnection(store: TokenSource, service: Service, tokenHash: string, now: number): Promise<Authorized> {
-  const stored = await store.getToken(tokenHash);
-  if (!stored) return checkIssuedToken(store, service, tokenHash, now);
-  if (stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
-  if (stored.revokedReason === 'disconnected') {
-    throw fail('1202', 'The user is no longer connected to this service.');
-  }
-  if (stored.revokedAt !== null) throw fail('1103', 'The access token was revoked.');
-  if (stored.expiresAt <= now) throw fail('1103', 'The access token has expired.');
-  return { connection: await connectionOf(store, service, stored.userNumber), access: FULL_ACCESS };
+export function checkTokenAndConnection(store: TokenSource, service: Service, tokenHash: string, now: number): Eventually<Authorized> {
+  return andThen(store.getToken(tokenHash), (stored) => {
+    if (!stored) return checkIssuedToken(store, service, tokenHash, now);
+    if (stored.serviceId !== service.serviceId) throw fail('1103', 'The access token is unknown.');
+    if (stored.revokedReason === 'disconnected') {
+      throw fail('1202', 'The user is no longer connected to this service.');
+    }
+    if (stored.revokedAt !== null) throw fail('1103', 'The access token was revoked.');
+    if (stored.expiresAt <= now) throw fail('1103', 'The access token has expired.');
+    return andThen(connectionOf(store, service, stored.userNumber), (connection) => ({ connection, access: FULL_ACCESS }));
+  });
 }
 
-async function connectionOf(store: Pick<Store, 'getConnection'>, service: Service, userNumber: string): Promise<Connection> {
-  const connection = await store.getConnection(service.serviceId, userNumber);
-  if (!connection) throw fail('1202', 'The user is not connected to this service.');
-  return connection;
+function connectionOf(store: Pick<Lookups, 'getConnection'>, service: Service, userNumber: string): Eventually<Connection> {
+  return andThen(store.getConnection(service.serviceId, userNumber), (connection) => {
+    if (!connection) throw fail('1202', 'The user is not connected to this service.');
+    return connection;
+  });
 }
 
 /**
@@ -173,20 +181,21 @@ async function checkIssuedToken(store: TokenSource, service: Service, tokenHash:
 }
 
 /** A device the connected user may operate on through this service. */
-export async function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Service, { connection, access }: Authorized, deviceId: string): Promise<Device> {
+export function checkDevice(store: Pick<Lookups, 'getDevice'>, service: Service, { connection, access }: Authorized, deviceId: string): Eventually<Device> {
   if (!isDeviceId(deviceId)) {
     throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
   }
   if (connection.deviceListLoadedAt === null) {
     throw fail('1210', 'Call GET /devices for this user before operating on a device.');
   }
-  const device = await store.getDevice(deviceId);
-  // A device the owner did not share does not exist for the service (DESIGN G).
-  if (!device || !device.userNumbers.includes(connection.userNumber) || !mayAccess(access, device)) {
-    throw fail('1205', `Device ${deviceId} is not registered to this user.`);
-  }
-  if (!service.allowedDevices.includes(device.deviceType)) {
-    throw fail('1221', `Device type ${device.deviceType} is not allowed for this service.`);
-  }
-  return device;
+  return andThen(store.getDevice(deviceId), (device) => {
+    // A device the owner did not share does not exist for the service (DESIGN G).
+    if (!device || !device.userNumbers.includes(connection.userNumber) || !mayAccess(access, device)) {
+      throw fail('1205', `Device ${deviceId} is not registered to this user.`);
+    }
+    if (!service.allowedDevices.includes(device.deviceType)) {
+      throw fail('1221', `Device type ${device.deviceType} is not allowed for this service.`);
+    }
+    return device;
+  });
 }

@@ -8,6 +8,7 @@
  * admin CLI on the same file) it reads again when the entry expires, within the TTL.
  */
 import type { AccessToken, Connection, Device, Service } from './model.js';
+import type { Eventually } from '../eventually.js';
 import type { LookupChange, LookupNotices, Store, StoreCapabilities } from '../store/store.js';
 
 /**
@@ -29,11 +30,19 @@ export interface LookupInvalidation {
   eventsChanged(serviceId: string, userNumber: string): Promise<void>;
 }
 
-/** The lookups of the partner checks, with the store's own signatures. */
-export type Lookups = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices'>;
+/** The lookups of the partner checks: the store's, or a cache's that answers what it holds at once. */
+export interface Lookups {
+  getService(serviceId: string): Eventually<Service | undefined>;
+  getToken(tokenHash: string): Eventually<AccessToken | undefined>;
+  getConnection(serviceId: string, userNumber: string): Eventually<Connection | undefined>;
+  getDevice(deviceId: string): Eventually<Device | undefined>;
+  listUserDevices(userNumber: string): Promise<Device[]>;
+}
 
 /** What a cache reads through: the lookups, the event subscriptions, and the store's channel of their changes between processes where it has one. */
-export type LookupSource = Lookups & Pick<Store, 'listEventSubscriptions'> & { readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'> };
+export type LookupSource = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices' | 'listEventSubscriptions'> & {
+  readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'>;
+};
 
 /** How long an entry may be served without being read again: bounds staleness of changes made elsewhere. */
 export const LOOKUP_TTL_MS = 1000;
@@ -143,20 +152,20 @@ export class LookupCache implements Lookups, LookupInvalidation {
     this.#events = new ExpiringMap(ttl, capacity, now);
   }
 
-  getService(serviceId: string): Promise<Service | undefined> {
+  getService(serviceId: string): Eventually<Service | undefined> {
     return this.#through(this.#services, serviceId, () => this.store.getService(serviceId));
   }
 
-  getToken(tokenHash: string): Promise<AccessToken | undefined> {
+  getToken(tokenHash: string): Eventually<AccessToken | undefined> {
     return this.#through(this.#tokens, tokenHash, () => this.store.getToken(tokenHash));
   }
 
-  getConnection(serviceId: string, userNumber: string): Promise<Connection | undefined> {
+  getConnection(serviceId: string, userNumber: string): Eventually<Connection | undefined> {
     const load = () => this.store.getConnection(serviceId, userNumber);
     return this.#through(this.#connections, `${serviceId}\n${userNumber}`, load, (c) => c.deviceListLoadedAt !== null);
   }
 
-  getDevice(deviceId: string): Promise<Device | undefined> {
+  getDevice(deviceId: string): Eventually<Device | undefined> {
     return this.#through(this.#devices, deviceId, () => this.store.getDevice(deviceId));
   }
 
@@ -265,11 +274,15 @@ export class LookupCache implements Lookups, LookupInvalidation {
     );
   }
 
-  /** The cached value, or the loaded one, kept if it exists, `keep` agrees and nothing was invalidated meanwhile. */
-  async #through<V>(map: ExpiringMap<string, V>, key: string, load: () => Promise<V | undefined>, keep: (value: V) => boolean = () => true): Promise<V | undefined> {
+  /** The cached value at once, or the loaded one (see #load). */
+  #through<V>(map: ExpiringMap<string, V>, key: string, load: () => Promise<V | undefined>, keep: (value: V) => boolean = () => true): Eventually<V | undefined> {
     this.#watch();
     const cached = map.get(key);
-    if (cached !== undefined) return cached;
+    return cached !== undefined ? cached : this.#load(map, key, load, keep);
+  }
+
+  /** The loaded value, kept if it exists, `keep` agrees and nothing was invalidated meanwhile. */
+  async #load<V>(map: ExpiringMap<string, V>, key: string, load: () => Promise<V | undefined>, keep: (value: V) => boolean): Promise<V | undefined> {
     const generation = this.#generation;
     const value = await load();
     if (value !== undefined && keep(value) && generation === this.#generation) map.set(key, value);

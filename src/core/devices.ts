@@ -6,6 +6,7 @@ import { checkConditions, diffStatus, getModel, mergeStatus, parsedProfile, vali
 import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
 import { fail } from '../errors.js';
+import { andThen, type Eventually } from '../eventually.js';
 import { hashSecret, isDeviceId, newDeviceId, randomId, type Clock } from '../ids.js';
 import type { Connection, Device, DeviceState, Service } from './model.js';
 import type { Store } from '../store/store.js';
@@ -162,11 +163,12 @@ export class Devices {
    * The status a partner may read, as its stored JSON text (answered without parsing it): refused
    * with 1222 while the device is not connected.
    */
-  async readableStatusJson(deviceId: string): Promise<{ statusJson: string; version: number }> {
-    const state = await this.deps.store.getDeviceStatusJson(deviceId);
-    if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
-    if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
-    return state;
+  readableStatusJson(deviceId: string): Eventually<{ statusJson: string; version: number }> {
+    return andThen(this.deps.store.getDeviceStatusJson(deviceId), (state) => {
+      if (!state) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
+      if (!state.online) throw fail('1222', `Device ${deviceId} is not connected.`);
+      return state;
+    });
   }
 
   /**

@@ -152,6 +152,17 @@ describe('LookupCache', () => {
     expect(t.reads.services).toBe(2);
   });
 
+  it('answers what it holds at once, not as a promise, and what it must read as one', async () => {
+    const t = await setup(1000);
+    t.services.set('S1', service('S1'));
+    t.tokens.set('T1', token('T1', 'U1'));
+    t.devices.set('D1', device('D1', ['U1']));
+    const first = [t.cache.getService('S1'), t.cache.getToken('T1'), t.cache.getDevice('D1')];
+    expect(first.every((answer) => answer instanceof Promise)).toBe(true);
+    await Promise.all(first);
+    expect([t.cache.getService('S1'), t.cache.getToken('T1'), t.cache.getDevice('D1')]).toEqual([service('S1'), token('T1', 'U1'), device('D1', ['U1'])]);
+  });
+
   it('keeps nothing for what does not exist, so that a new service or token works at once', async () => {
     const t = await setup();
     expect(await t.cache.getService('S1')).toBeUndefined();

@@ -17,6 +17,7 @@ import type {
 } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { fail } from '../../errors.js';
+import { andThen, type Eventually } from '../../eventually.js';
 import type { Connection, Device, Service } from '../../core/model.js';
 import { SCOPES, type Scope } from '../../core/owners.js';
 import { checkScope, type Access } from '../access.js';
@@ -97,43 +98,49 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
      * Spends a token of the service, and tells it where it stands on every answer from here on (DESIGN
      * J): the bucket's size and what is left in it; a refusal adds when to retry.
      */
-    async function takeToken(reply: FastifyReply, serviceId: string): Promise<void> {
+    function takeToken(reply: FastifyReply, serviceId: string): Eventually<void> {
       if (!limiter) return;
-      const decision = await limiter.take(serviceId, clock.now());
-      reply.header('x-ratelimit-limit', limit.burst).header('x-ratelimit-remaining', decision.remaining);
-      if (!decision.allowed) {
-        throw fail('1306', `Rate limit of ${limit.perSecond} requests per second (bursts of ${limit.burst}) exceeded; retry in ${decision.retryAfter} s.`, {
-          headers: { 'retry-after': String(decision.retryAfter) },
-        });
-      }
+      return andThen(limiter.take(serviceId, clock.now()), (decision) => {
+        reply.header('x-ratelimit-limit', limit.burst).header('x-ratelimit-remaining', decision.remaining);
+        if (!decision.allowed) {
+          throw fail('1306', `Rate limit of ${limit.perSecond} requests per second (bursts of ${limit.burst}) exceeded; retry in ${decision.retryAfter} s.`, {
+            headers: { 'retry-after': String(decision.retryAfter) },
+          });
+        }
+      });
     }
 
-    /** The checks up to the connection and the token's scope, in DESIGN's order; on `control`, x-conditional-control too. */
-    async function checkAccount(request: FastifyRequest, reply: FastifyReply, scope: Scope | undefined): Promise<PartnerContext> {
+    /**
+     * The checks up to the connection and the token's scope, in DESIGN's order; on `control`,
+     * x-conditional-control too. At once when every lookup is in memory (see `Eventually`).
+     */
+    function checkAccount(request: FastifyRequest, reply: FastifyReply, scope: Scope | undefined): Eventually<PartnerContext> {
       const headers = checkHeaders(request.headers, config, scope === 'control');
-      const service = await checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey));
-      await takeToken(reply, service.serviceId);
-      const { connection, access } = await checkTokenAndConnection(tokens, service, hashes.of(headers.token), clock.now());
-      checkScope(access, scope);
-      return { headers, service, connection, access };
+      return andThen(checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey)), (service) =>
+        andThen(takeToken(reply, service.serviceId), () =>
+          andThen(checkTokenAndConnection(tokens, service, hashes.of(headers.token), clock.now()), ({ connection, access }) => {
+            checkScope(access, scope);
+            return { headers, service, connection, access };
+          })));
     }
 
     app.decorateRequest('partner', null);
 
     const accountGroup = (scope: Scope | undefined, routes: PartnerRoutes) => app.register(async (group) => {
-      group.addHook('onRequest', async (request, reply) => {
-        request.partner = await checkAccount(request, reply, scope);
+      group.addHook('onRequest', (request, reply, done) => {
+        settle(checkAccount(request, reply, scope), (partner) => (request.partner = partner), done);
       });
       routes(group.withTypeProvider<TypeBoxTypeProvider>());
     });
 
     /** A group of routes with a `:deviceId` parameter, whose checks end with the device's. */
     const deviceGroup = (scope: Scope, routes: PartnerRoutes) => app.register(async (group) => {
-      group.addHook<{ Params: { deviceId: string } }>('onRequest', async (request, reply) => {
-        const partner = await checkAccount(request, reply, scope);
-        const device = await checkDevice(lookups, partner.service, partner, request.params.deviceId);
-        // Written out, not spread: this runs on every device request.
-        request.partner = { headers: partner.headers, service: partner.service, connection: partner.connection, access: partner.access, device };
+      group.addHook<{ Params: { deviceId: string } }>('onRequest', (request, reply, done) => {
+        const checked = andThen(checkAccount(request, reply, scope), (partner) =>
+          andThen(checkDevice(lookups, partner.service, partner, request.params.deviceId), (device): DevicePartnerContext =>
+            // Written out, not spread: this runs on every device request.
+            ({ headers: partner.headers, service: partner.service, connection: partner.connection, access: partner.access, device })));
+        settle(checked, (partner) => (request.partner = partner), done);
       });
       routes(group.withTypeProvider<TypeBoxTypeProvider>());
     });
@@ -146,4 +153,20 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
       if (device) await deviceGroup(scope, device);
     }
   };
+}
+
+/**
+ * Hands a hook's result to `use` and tells Fastify the hook is done: at once when the result is at
+ * hand, or with what it rejects with. (What the checks throw at once, Fastify's hook runner catches.)
+ */
+function settle<T>(result: Eventually<T>, use: (value: T) => void, done: (error?: Error) => void): void {
+  if (result instanceof Promise) {
+    result.then((value) => {
+      use(value);
+      done();
+    }, done);
+  } else {
+    use(result);
+    done();
+  }
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { ServiceDeviceList } from '../../core/devices.js';
 import type { Device } from '../../core/model.js';
 import { fail } from '../../errors.js';
+import { andThen } from '../../eventually.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { mayAccess, type Access } from '../access.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
@@ -95,12 +96,14 @@ export function deviceRoutes(app: PartnerApp, ctx: AppContext): void {
       params: DeviceIdParams,
       response: { 200: Envelope(Status), ...errorResponses([...DEVICE_CODES, '1222']) },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { device, headers } = devicePartnerOf(request);
-    const state = await devices.readableStatusJson(device.deviceId);
-    // The stored status goes out as stored: with the content type set, Fastify sends the text as it is.
-    reply.header('etag', `"${state.version}"`).header('content-type', 'application/json; charset=utf-8');
-    return successJson(headers.messageId, state.statusJson, clock);
+    // At once when the status is in memory: Fastify sends what a handler returns, promise or not.
+    return andThen(devices.readableStatusJson(device.deviceId), (state) => {
+      // The stored status goes out as stored: with the content type set, Fastify sends the text as it is.
+      reply.header('etag', `"${state.version}"`).header('content-type', 'application/json; charset=utf-8');
+      return successJson(headers.messageId, state.statusJson, clock);
+    });
   });
 }
 

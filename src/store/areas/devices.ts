@@ -1,6 +1,7 @@
 /** Devices, the users they are registered to, and their status; every change records its messages. */
 import type { DeviceStatus } from '../../catalog/types.js';
 import type { Device, DeviceState, NewDevice } from '../../core/model.js';
+import type { Eventually } from '../../eventually.js';
 
 /** A device's state with its status as the JSON text stored: a status read splices it into the answer unparsed. */
 export interface DeviceStatusJson {
@@ -37,7 +38,7 @@ export interface DevicesArea {
   listVirtualDevices(): Promise<Device[]>;
 
   getDeviceState(deviceId: string): Promise<DeviceState | undefined>;
-  getDeviceStatusJson(deviceId: string): Promise<DeviceStatusJson | undefined>;
+  getDeviceStatusJson(deviceId: string): Eventually<DeviceStatusJson | undefined>;
   /**
    * Replaces the device's status with `status` (which already includes `report`), increments its
    * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event

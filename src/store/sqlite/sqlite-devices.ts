@@ -316,7 +316,8 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     listUserDevices: async (userNumber) => listUserDevices(sql, userNumber),
     listVirtualDevices: async () => listVirtualDevices(sql),
     getDeviceState: async (deviceId) => getDeviceState(sql, deviceId),
-    getDeviceStatusJson: async (deviceId) => {
+    // At once: a status read served from memory takes no promise (see Eventually).
+    getDeviceStatusJson: (deviceId) => {
       const cached = statuses.get(deviceId);
       if (cached) return cached;
       const state = getDeviceStatusJson(sql, deviceId);
