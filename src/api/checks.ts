@@ -3,7 +3,6 @@
  * headers → service → token → user-service connection → device. (Body and device state follow in
  * the routes.) Each throws the ApiError of the first thing wrong.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
 import { fail } from '../errors.js';
@@ -118,9 +117,16 @@ export class CredentialHashes {
   }
 }
 
-/** Compares two hex hashes in constant time. */
+/**
+ * Compares two hex hashes in constant time: every character is looked at, whichever differ. Over the
+ * strings, as standard-webhooks' timingSafeEqual does over bytes: copying both into Buffers for
+ * crypto's was ~1.5 % of a status read's CPU.
+ */
 function sameHash(presented: string, stored: string): boolean {
-  return presented.length === stored.length && timingSafeEqual(Buffer.from(presented, 'latin1'), Buffer.from(stored, 'latin1'));
+  if (presented.length !== stored.length) return false;
+  let difference = 0;
+  for (let i = 0; i < presented.length; i += 1) difference |= presented.charCodeAt(i) ^ stored.charCodeAt(i);
+  return difference === 0;
 }
 
 /**
