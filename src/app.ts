@@ -47,7 +47,7 @@ class RequestRecorder extends LogController {
 
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const route = request.routeOptions.url ?? 'unknown';
-    this.metrics.httpDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    this.metrics.httpDuration.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     this.log.request({
       messageId: request.headers['x-message-id'],
       serviceId: request.partner?.service.serviceId,

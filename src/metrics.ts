@@ -1,11 +1,11 @@
 /** Prometheus metrics (DESIGN E), one registry per app so that several apps can live in one process (tests). */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { OutboxStats } from './store/areas/delivery.js';
 import type { RetryReason, StatementCounts } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
-  httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  httpDuration: RequestDurations;
   reportsRejected: Counter<'source'>;
   /** Device messages that could not be handled (the store failed): not acknowledged, so they come again. */
   reportsFailed: Counter<'source'>;
@@ -19,13 +19,7 @@ export function createMetrics(collect: { connectedDevices: () => Promise<number>
   collectDefaultMetrics({ register: registry });
   return {
     registry,
-    httpDuration: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Latency of HTTP requests by route',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-      registers: [registry],
-    }),
+    httpDuration: new RequestDurations(registry),
     reportsRejected: new Counter({
       name: 'device_reports_rejected_total',
       help: 'Device reports refused because they do not fit the profile',
@@ -53,6 +47,70 @@ export function createMetrics(collect: { connectedDevices: () => Promise<number>
       },
     }),
   };
+}
+
+/** One series of http_request_duration_seconds: its requests by bucket (the last past every bound), their sum and count. */
+interface DurationSeries {
+  labels: { method: string; route: string; status_code: string };
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * http_request_duration_seconds, exported as prom-client exports a Histogram with these labels and
+ * buckets (a test holds the two together), observed without its generic label handling: for every
+ * request, prom-client's observe validated and hashed a labels object and looked its bucket up by
+ * the bound's number as a property name, 2.4 % of a status read's CPU (issue 16).
+ */
+export class RequestDurations {
+  readonly name = 'http_request_duration_seconds';
+  readonly help = 'Latency of HTTP requests by route';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  static readonly BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+  /** By method, route and status. */
+  readonly #series = new Map<string, DurationSeries>();
+
+  constructor(registry: Registry) {
+    // prom-client types registerMetric for its own classes; the registry reads a metric's name, help, type, get() and reset().
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** One request's latency. */
+  observe(method: string, route: string, statusCode: number, seconds: number): void {
+    const key = `${method} ${route} ${statusCode}`;
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { labels: { method, route, status_code: String(statusCode) }, counts: new Array<number>(RequestDurations.BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    let bucket = 0;
+    while (bucket < RequestDurations.BUCKETS.length && seconds > RequestDurations.BUCKETS[bucket]!) bucket += 1;
+    series.counts[bucket]! += 1;
+    series.sum += seconds;
+    series.count += 1;
+  }
+
+  /** What the registry prints: per series, the cumulative count of each bucket, then +Inf, the sum and the count. */
+  get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[] }> {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const { labels, counts, sum, count } of this.#series.values()) {
+      let cumulative = 0;
+      RequestDurations.BUCKETS.forEach((le, bucket) => {
+        cumulative += counts[bucket]!;
+        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${this.name}_bucket` });
+      values.push({ labels: { ...labels }, value: sum, metricName: `${this.name}_sum` });
+      values.push({ labels: { ...labels }, value: count, metricName: `${this.name}_count` });
+    }
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
+  }
+
+  reset(): void {
+    this.#series.clear();
+  }
 }
 
 /**
