@@ -3,7 +3,7 @@
  * time advanced by hand so that retry times and lease expiry are exact rather than waited for.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Dispatcher, type DispatcherSettings } from '../../src/delivery/dispatcher.js';
+import { Dispatcher, type DispatcherIo, type DispatcherSettings } from '../../src/delivery/dispatcher.js';
 import { createSender, type Sender } from '../../src/delivery/sender.js';
 import { newWebhookSecret } from '../../src/delivery/sign.js';
 import type { Clock } from '../../src/ids.js';
@@ -54,12 +54,15 @@ describe('dispatcher', () => {
     recorded.length = 0;
   });
 
+  /** Records as the server does: with the claim along when the dispatcher asks for one. */
+  const storeRecord: DispatcherIo['record'] = async (attempts, at, next) =>
+    next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
+
   function dispatcher(owner: string): Dispatcher {
     const started = new Dispatcher(
       {
         claim: (request) => store.claimDeliveries(request),
-        record: async (attempts, at, next) =>
-          next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] },
+        record: storeRecord,
         send: (url, headers, body) => sender.send(url, headers, body),
         clock,
         random: () => 0.5,
@@ -80,6 +83,34 @@ describe('dispatcher', () => {
   }
 
   const message = async () => (await store.listMessages('S1', {}))[0]!;
+
+  /** A dispatcher of node-a whose first record batch waits until `open()`; counts the record batches begun and the answers received. */
+  function gatedDispatcher(): { loop: Dispatcher; open: () => void; counts: { recordsBegun: number; answered: number } } {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const counts = { recordsBegun: 0, answered: 0 };
+    const loop = new Dispatcher(
+      {
+        claim: (request) => store.claimDeliveries(request),
+        record: async (attempts, at, next) => {
+          counts.recordsBegun += 1;
+          if (counts.recordsBegun === 1) await gate;
+          return storeRecord(attempts, at, next);
+        },
+        send: async (url, headers, body) => {
+          const outcome = await sender.send(url, headers, body);
+          counts.answered += 1;
+          return outcome;
+        },
+        clock,
+        random: () => 0.5,
+      },
+      { owner: 'node-a', ...SETTINGS },
+      { recorded: (record, status) => recorded.push([record.messageId, status]) },
+    );
+    dispatchers.push(loop);
+    return { loop, open, counts };
+  }
 
   it('retries when the schedule says, on the injected clock, at least as late as Retry-After asks', async () => {
     const hooks = await receiver((response, count) => (count === 1 ? response.writeHead(503, { 'retry-after': '120' }).end() : response.writeHead(200).end()));
@@ -138,7 +169,7 @@ describe('dispatcher', () => {
         claim: (request) => store.claimDeliveries(request),
         record: async (attempts, at, next) => {
           batches.push(attempts.length);
-          return next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
+          return storeRecord(attempts, at, next);
         },
         send: (url, headers, body) => sender.send(url, headers, body),
         clock,
@@ -158,32 +189,14 @@ describe('dispatcher', () => {
 
   it('stops only after a record batch in flight, and what it claimed along, are delivered and recorded', async () => {
     const hooks = await receiver((response) => response.writeHead(200).end());
-    let open: (() => void) | undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let recordsBegun = 0;
-    const loop = new Dispatcher(
-      {
-        claim: (request) => store.claimDeliveries(request),
-        // The first record batch waits at the gate, until the drain has begun.
-        record: async (attempts, at, next) => {
-          recordsBegun += 1;
-          if (recordsBegun === 1) await gate;
-          return next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
-        },
-        send: (url, headers, body) => sender.send(url, headers, body),
-        clock,
-        random: () => 0.5,
-      },
-      { owner: 'node-a', ...SETTINGS },
-      { recorded: (record, status) => recorded.push([record.messageId, status]) },
-    );
+    const { loop, open, counts } = gatedDispatcher();
     loop.start();
     await store.renameDevice('D1', 'First', T0);
     await store.renameDevice('D1', 'Second', T0);
-    await waitFor('the first record batch', () => (recordsBegun === 1 ? true : undefined));
+    await waitFor('the first record batch', () => (counts.recordsBegun === 1 ? true : undefined));
 
     const stopped = loop.stop();
-    open!();
+    open();
     await stopped;
     const messages = await store.listMessages('S1', {});
     expect(messages.map((m) => m.status)).toEqual(['delivered', 'delivered']);
@@ -198,40 +211,18 @@ describe('dispatcher', () => {
       if (hooks.received[count - 1]!.body.includes('"D2"')) answerD2 = () => response.writeHead(200).end();
       else response.writeHead(200).end();
     });
-    let open: (() => void) | undefined;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let recordsBegun = 0;
-    let sent = 0;
-    const loop = new Dispatcher(
-      {
-        claim: (request) => store.claimDeliveries(request),
-        record: async (attempts, at, next) => {
-          recordsBegun += 1;
-          if (recordsBegun === 1) await gate;
-          return next ? store.recordAndClaim(attempts, at, 5 * 86_400_000, next) : { statuses: await store.recordAttempts(attempts, at, 5 * 86_400_000), claimed: [] };
-        },
-        send: async (url, headers, body) => {
-          const outcome = await sender.send(url, headers, body);
-          sent += 1;
-          return outcome;
-        },
-        clock,
-        random: () => 0.5,
-      },
-      { owner: 'node-a', ...SETTINGS },
-      { recorded: (record, status) => recorded.push([record.messageId, status]) },
-    );
+    const { loop, open, counts } = gatedDispatcher();
     // Two messages in two queues, out at once: D2's registration and D1's rename.
     await store.renameDevice('D1', 'First', T0);
     loop.start();
-    await waitFor('D1 recorded, D2 out', () => (recordsBegun === 1 && answerD2 ? true : undefined));
+    await waitFor('D1 recorded, D2 out', () => (counts.recordsBegun === 1 && answerD2 ? true : undefined));
 
     // The drain waits for the first batch; meanwhile D2's outcome arrives and is chained behind it.
     const stopped = loop.stop();
     answerD2!();
-    await waitFor('D2 answered', () => (sent === 2 ? true : undefined));
+    await waitFor('D2 answered', () => (counts.answered === 2 ? true : undefined));
     await new Promise((resolve) => setImmediate(resolve));
-    open!();
+    open();
     await stopped;
     expect(hooks.received).toHaveLength(2);
     expect(recorded.map(([, status]) => status)).toEqual(['delivered', 'delivered']);
