@@ -101,7 +101,8 @@ describe('admin: messages, resend and recover (DESIGN C, D)', () => {
       kind: 'push',
       pushType: 'DEVICE_REGISTERED',
       sequence: 1,
-      status: 'pending',
+      // The world's service has no callback URL: its messages wait, held, until it has one.
+      status: 'held',
       createdAt: iso(NOW + 1000),
       nextAttemptAt: iso(NOW + 1000),
       deliveredAt: null,
@@ -129,7 +130,7 @@ describe('admin: messages, resend and recover (DESIGN C, D)', () => {
     expect((await messages('?since=2026-01-01T00:00:04')).map((m) => m.pushType)).toEqual(['DEVICE_UNREGISTERED', 'DEVICE_STATUS']);
     expect((await messages('?limit=2')).map((m) => m.pushType)).toEqual(['DEVICE_UNREGISTERED', 'DEVICE_STATUS']);
     expect(await messages('?status=failed')).toEqual([]);
-    expect(await messages('?status=pending&limit=1000')).toHaveLength(5);
+    expect(await messages('?status=held&limit=1000')).toHaveLength(5);
   });
 
   it.each([

@@ -205,12 +205,12 @@ describe('dispatcher', () => {
   });
 
   it('stops only after recording an outcome that arrived while the batch before it was being recorded', async () => {
-    await addDevice(store, 'D2', 'U1');
     let answerD2: (() => void) | undefined;
     const hooks: Receiver = await receiver((response, count) => {
       if (hooks.received[count - 1]!.body.includes('"D2"')) answerD2 = () => response.writeHead(200).end();
       else response.writeHead(200).end();
     });
+    await addDevice(store, 'D2', 'U1');
     const { loop, open, counts } = gatedDispatcher();
     // Two messages in two queues, out at once: D2's registration and D1's rename.
     await store.renameDevice('D1', 'First', T0);

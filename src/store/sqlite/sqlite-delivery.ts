@@ -4,22 +4,9 @@
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
-import { markHead, notifyIf, OPEN, OUTBOX_COLUMNS } from './sqlite-outbox.js';
+import { ENDPOINTS, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, statusFor, type EndpointRow } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 import type { DeliveryArea } from '../areas/delivery.js';
-
-/** Per service: whether its push and its event messages can go out now (0 or 1). */
-const ENDPOINTS = `SELECT * FROM (
-  SELECT s.service_id,
-         s.enabled = 1 AND e.disabled_at IS NULL AND s.callback_url IS NOT NULL AS push_ok,
-         s.enabled = 1 AND e.disabled_at IS NULL AND coalesce(s.event_callback_url, s.callback_url) IS NOT NULL AS event_ok
-  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
-
-interface EndpointRow {
-  service_id: string;
-  push_ok: number;
-  event_ok: number;
-}
 
 /** A waiting queue head, in outbox_ready (the planner, lacking statistics, would pick another index). */
 const READY = `outbox INDEXED BY outbox_ready WHERE status = 'pending' AND queue_head = 1`;
@@ -270,8 +257,7 @@ function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecor
     return 'held';
   }
   if (verdict.kind === 'exhausted') return 'failed';
-  const endpoint = sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId);
-  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
+  return statusFor(sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId), kind);
 }
 
 /** The first reason stays: a 410 after days of failures is still "failing since". */

@@ -16,33 +16,60 @@ export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_typ
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
 export const OPEN = `status IN ('pending', 'delivering', 'held')`;
 
+/** Per service: whether its push and its event messages can go out now (0 or 1). */
+export const ENDPOINTS = `SELECT * FROM (
+  SELECT s.service_id,
+         s.enabled = 1 AND e.disabled_at IS NULL AND s.callback_url IS NOT NULL AS push_ok,
+         s.enabled = 1 AND e.disabled_at IS NULL AND coalesce(s.event_callback_url, s.callback_url) IS NOT NULL AS event_ok
+  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
+
+export interface EndpointRow {
+  service_id: string;
+  push_ok: number;
+  event_ok: number;
+}
+
+/** Where a message of `kind` waits: pending when its service can take it now, else held. */
+export function statusFor(endpoint: EndpointRow | undefined, kind: string): 'pending' | 'held' {
+  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
+}
+
 /**
- * Records each message as pending and due at once, each next in its (service, device) order, and
- * the head of that queue when nothing earlier is open. Call inside the change's transaction.
+ * Records each message due at once, each next in its (service, device) order, and the head of that
+ * queue when nothing earlier is open. Call inside the change's transaction. A message its service
+ * cannot take now (no callback URL, endpoint disabled) is recorded held, as the next claim would
+ * hold it: no version of it as pending, and no claim woken for it.
  */
 export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void {
   // A queue's numbers are reserved at once for all its messages here (several reports of a device in one write).
   const counts = new Map<string, number>();
   for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
   const nextOf = new Map<string, number>();
+  const endpoints = new Map<string, EndpointRow | undefined>();
+  let pending = 0;
   for (const spec of specs) {
     const key = queueKey(spec);
     const reserved = nextOf.get(key);
     const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, counts.get(key)!);
     nextOf.set(key, sequence + 1);
+    if (!endpoints.has(spec.serviceId)) endpoints.set(spec.serviceId, sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, spec.serviceId));
+    const kind = messageKind(spec.pushType);
+    const status = statusFor(endpoints.get(spec.serviceId), kind);
+    if (status === 'pending') pending += 1;
     const messageId = newMessageId();
     // Only the queue's first message here may be its head: the ones after it have it open before them.
     sql.run(
       `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
                CASE WHEN ? THEN NOT EXISTS (SELECT 1 FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN}) ELSE 0 END)`,
       messageId,
       spec.serviceId,
       spec.deviceId,
-      messageKind(spec.pushType),
+      kind,
       spec.pushType,
       sequence,
       messageBody(spec, messageId, at),
+      status,
       at,
       at,
       reserved === undefined ? 1 : 0,
@@ -50,7 +77,7 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
       spec.deviceId,
     );
   }
-  if (specs.length > 0) notifyAfterCommit(sql);
+  notifyIf(sql, pending);
 }
 
 function queueKey(spec: MessageSpec): string {

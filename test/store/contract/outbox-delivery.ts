@@ -270,6 +270,20 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect((await statuses()).map(([, , status]) => status)).toEqual(['held', 'held', 'held', 'held']);
   });
 
+  it('holds what is recorded while the service has no callback URL, by the next claim at the latest, and releases it in order', async () => {
+    await addService(store(), 'S1');
+    await store().updateService('S1', { callbackUrl: null });
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1', undefined, T0);
+    await store().renameDevice('D1', 'First', T0 + 1);
+    expect(await claim(T0 + 10)).toEqual([]);
+    expect((await store().listMessages('S1', { status: 'held' })).map((m) => m.sequence)).toEqual([2, 1]);
+    await store().updateService('S1', { callbackUrl: 'https://S1.example/new' });
+    expect(await store().releaseHeld(T0 + 20, 'S1')).toBe(2);
+    expect(describeClaim(await claim(T0 + 20))).toEqual([['D1', 1]]);
+  });
+
   it('holds the messages of a disabled service, or one without a callback URL, and releases them when that changes', async () => {
     await fourMessages();
     await store().updateService('S1', { enabled: false });

@@ -106,9 +106,11 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
     it('two nodes reporting for the same devices while both claim and settle: every report and outcome commits, none retried', async () => {
       const devices = ['D1', 'D2', 'D3', 'D4'];
       await world(['S1', 'S2', 'S3'], devices);
+      // A count, not a time: 400 reports per device, so that each queue lists whole (listMessages gives up to 1,000).
+      const REPORTS = 800;
       let stop = false;
       const reporting = async (s: Store, first: number) => {
-        for (let n = first; !stop; n += 2) await report(s, devices[n % devices.length]!, n);
+        for (let n = first; n < REPORTS; n += 2) await report(s, devices[n % devices.length]!, n);
       };
       const delivering = async (s: Store) => {
         while (!stop) {
@@ -117,10 +119,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
           await s.recordAttempts(delivered(claimed).map((r, i) => (i % 3 ? r : { ...r, responseStatus: 500, verdict: { kind: 'retry', nextAttemptAt: T0 } })), T0 + HOUR, 100 * HOUR);
         }
       };
-      const running = Promise.all([reporting(a, 0), reporting(b, 1), reporting(a, 2), reporting(b, 3), delivering(a), delivering(b)]);
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      stop = true;
-      await running;
+      const reports = Promise.all([reporting(a, 0), reporting(b, 1), reporting(a, 2), reporting(b, 3)]).then(() => (stop = true));
+      await Promise.all([reports, delivering(a), delivering(b)]);
 
       expect([a.capabilities.statementCounts?.transactionsRetried(), b.capabilities.statementCounts?.transactionsRetried()]).toEqual([NONE, NONE]);
       // Nothing lost or stranded: each queue numbered without a gap, and all of it delivered.

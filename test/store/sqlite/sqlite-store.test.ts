@@ -1,6 +1,6 @@
 /**
  * What the contract cannot reach through the Store interface alone: a store reopened from its file,
- * group commit, and the status cache.
+ * group commit, the status cache, and messages recorded held.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -139,5 +139,27 @@ describe('the status cache', () => {
     await expect(store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1)).rejects.toThrow(/injected fault/);
     side.exec('DROP TRIGGER injected_fault');
     expect(await store.getDeviceStatusJson('D1')).toMatchObject({ statusJson: expect.not.stringContaining('"a":1'), version: 1 });
+  });
+});
+
+describe('messages their service cannot take', () => {
+  it('are recorded held, waking no claim; once the service can take them, new ones are pending again', async () => {
+    await addService(store, 'S1');
+    await store.updateService('S1', { callbackUrl: null });
+    await addUser(store, 'U1');
+    await connect(store, 'S1', 'U1');
+    let woken = 0;
+    await store.watchOutbox(() => (woken += 1));
+    const outbox = () => side.prepare('SELECT sequence, status, queue_head FROM outbox ORDER BY sequence').all();
+
+    await addDevice(store, 'D1', 'U1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([outbox(), woken]).toEqual([[{ sequence: 1, status: 'held', queue_head: 1 }], 0]);
+
+    await store.updateService('S1', { callbackUrl: 'https://S1.example/push' });
+    await store.renameDevice('D1', 'Renamed', T0 + 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Behind the held head until the release: a queue's order holds across the change.
+    expect([outbox(), woken]).toEqual([[{ sequence: 1, status: 'held', queue_head: 1 }, { sequence: 2, status: 'pending', queue_head: 0 }], 1]);
   });
 });
