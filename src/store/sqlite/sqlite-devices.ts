@@ -24,6 +24,9 @@ import { sharedWith } from './sqlite-oauth.js';
 /** Entries of the status cache at most: the oldest go first beyond it. */
 const STATUS_CACHE_CAPACITY = 20_000;
 
+/** Each database's statuses as last read or written (see sqliteDevices). */
+const statusCaches = new WeakMap<Sql, ExpiringMap<string, DeviceStatusJson>>();
+
 const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.group_id, d.secret_hash, d.virtual, d.online, d.created_at';
 
 function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Device {
@@ -67,7 +70,11 @@ export function unregisterDevice(sql: Sql, deviceId: string, userNumber: string,
     // Announced with the alias and type it had; then the registration goes and the user's subscriptions cascade.
     announce(sql, 'DEVICE_UNREGISTERED', factsOf(device), userNumber, at);
     sql.run('DELETE FROM device_users WHERE device_id = ? AND user_number = ?', deviceId, userNumber);
-    if (usersOf(sql, deviceId).length === 0) sql.run('DELETE FROM devices WHERE device_id = ?', deviceId);
+    if (usersOf(sql, deviceId).length === 0) {
+      sql.run('DELETE FROM devices WHERE device_id = ?', deviceId);
+      // Also when a user is deleted through accounts: a control or report then finds no device.
+      statusCaches.get(sql)?.delete(deviceId);
+    }
     return true;
   });
 }
@@ -153,27 +160,27 @@ export function userDeviceIds(sql: Sql, userNumber: string): string[] {
 
 const DEVICE_STATE = 'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = ?';
 
-function getDeviceState(sql: Sql, deviceId: string): DeviceState | undefined {
-  const row = sql.one<{ status: string; version: number; online: number }>(DEVICE_STATE, deviceId);
-  return row && { deviceId, status: parseStatus(row.status), version: row.version, online: row.online === 1 };
-}
-
 function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | undefined {
   const row = sql.one<{ status: string; version: number; online: number }>(DEVICE_STATE, deviceId);
   return row && { statusJson: row.status, version: row.version, online: row.online === 1 };
 }
 
-/** The version after the reports (see DevicesArea.applyReports); throws for an unknown device. */
-function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): number {
+/**
+ * The version after the reports (see DevicesArea.applyReports), and the status they left when they
+ * changed it; throws for an unknown device.
+ */
+function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): { version: number; written?: DeviceStatusJson } {
   return sql.write(() => {
     const changes = reports.filter((change) => !isEmptyReport(change.report));
-    if (changes.length === 0) return versionOf(sql, deviceId);
+    if (changes.length === 0) return { version: versionOf(sql, deviceId) };
     // One write of the last status for them all: what the ones before left is never read by anyone.
     // The status row goes with its device (ON DELETE CASCADE), so the device's type comes with it.
-    const updated = sql.one<{ version: number; device_type: DeviceType }>(
+    const statusJson = JSON.stringify(changes[changes.length - 1]!.status);
+    const updated = sql.one<{ version: number; device_type: DeviceType; online: number }>(
       `UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ?
-       RETURNING version, (SELECT device_type FROM devices d WHERE d.device_id = device_states.device_id) AS device_type`,
-      JSON.stringify(changes[changes.length - 1]!.status),
+       RETURNING version, (SELECT device_type FROM devices d WHERE d.device_id = device_states.device_id) AS device_type,
+         (SELECT online FROM devices d WHERE d.device_id = device_states.device_id) AS online`,
+      statusJson,
       changes.length,
       deviceId,
     );
@@ -181,7 +188,7 @@ function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: n
     const place = { deviceId, deviceType: updated.device_type };
     const subscribers = eventSubscribers(sql, place);
     recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
-    return updated.version;
+    return { version: updated.version, written: { statusJson, version: updated.version, online: updated.online === 1 } };
   });
 }
 
@@ -294,18 +301,36 @@ function eventSubscribers(sql: Sql, device: { deviceId: string; deviceType: Devi
  * and each stays one direct call.
  */
 export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number = Date.now): DevicesArea {
-  // Statuses as last read, for the status read (issue 16: its statement was a sixth of its CPU). This
-  // process writes every status on its file (SQLite is one node), and each write below drops its
-  // device's entry inside its transaction, so an entry never outlives a write here, committed or
-  // rolled back. The TTL bounds what this process is not told: another process on the file, the
-  // devices of a user deleted through accounts.
+  // Statuses as last read or written, for the status read, the control and the report (issue 16: the
+  // status read's statement was a sixth of its CPU, a control's read a tenth). This process writes
+  // every status on its file (SQLite is one node), and each write below drops its device's entry
+  // inside its transaction, so an entry never outlives a write here, committed or rolled back; a
+  // status write puts its own entry back once committed. The TTL bounds what this process is not
+  // told: another process on the file.
   const statuses = new ExpiringMap<string, DeviceStatusJson>(LOOKUP_TTL_MS, STATUS_CACHE_CAPACITY, now);
+  statusCaches.set(sql, statuses);
   const changing = <T>(deviceId: string, write: () => T): T => {
     try {
       return write();
     } finally {
       statuses.delete(deviceId);
     }
+  };
+  /** The status as stored now, kept for the next read: from memory when held, else read and kept. */
+  const statusJson = (deviceId: string): DeviceStatusJson | undefined => {
+    const cached = statuses.get(deviceId);
+    if (cached) return cached;
+    const state = getDeviceStatusJson(sql, deviceId);
+    if (state) statuses.set(deviceId, state);
+    return state;
+  };
+  // A status written by a group is kept once the group committed, which the promise says: the next
+  // control or report of the device reads it from memory. Nothing runs between the commit and this
+  // callback (its microtask), so no other write of the device can come between.
+  const applying = async (deviceId: string, changes: StatusChange[], at: number): Promise<number> => {
+    const { version, written } = await reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at)));
+    if (written) statuses.set(deviceId, written);
+    return version;
   };
   return {
     registerDevice: async (device, owner, at) => changing(device.deviceId, () => registerDevice(sql, device, owner, at)),
@@ -315,18 +340,16 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     getDevice: async (deviceId) => getDevice(sql, deviceId),
     listUserDevices: async (userNumber) => listUserDevices(sql, userNumber),
     listVirtualDevices: async () => listVirtualDevices(sql),
-    getDeviceState: async (deviceId) => getDeviceState(sql, deviceId),
-    // At once: a status read served from memory takes no promise (see Eventually).
-    getDeviceStatusJson: (deviceId) => {
-      const cached = statuses.get(deviceId);
-      if (cached) return cached;
-      const state = getDeviceStatusJson(sql, deviceId);
-      if (state) statuses.set(deviceId, state);
-      return state;
+    getDeviceState: async (deviceId) => {
+      const state = statusJson(deviceId);
+      return state && { deviceId, status: parseStatus(state.statusJson), version: state.version, online: state.online };
     },
-    // Dropped when the group runs the work, in its transaction: before that the entry is what is committed.
-    applyReport: (deviceId, status, report, at) => reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, [{ status, report }], at))),
-    applyReports: (deviceId, changes, at) => reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at))),
+    // At once: a status read served from memory takes no promise (see Eventually).
+    getDeviceStatusJson: statusJson,
+    // Dropped when the group runs the work, in its transaction (before that the entry is what is
+    // committed), and kept again once the group committed.
+    applyReport: (deviceId, status, report, at) => applying(deviceId, [{ status, report }], at),
+    applyReports: applying,
     recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
     setOnline: async (deviceId, online) => changing(deviceId, () => setOnline(sql, deviceId, online)),
     countOnlineDevices: async () => countOnlineDevices(sql),
