@@ -4,9 +4,20 @@
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
-import { ENDPOINTS, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, statusFor, type EndpointRow } from './sqlite-outbox.js';
+import { canTake, EVENT_URL, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, PUSH_URL } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 import type { DeliveryArea } from '../areas/delivery.js';
+
+/** Per service: whether its push and its event messages can go out now (0 or 1). */
+const ENDPOINTS = `SELECT * FROM (
+  SELECT s.service_id, ${canTake(PUSH_URL)} AS push_ok, ${canTake(EVENT_URL)} AS event_ok
+  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
+
+interface EndpointRow {
+  service_id: string;
+  push_ok: number;
+  event_ok: number;
+}
 
 /** A waiting queue head, in outbox_ready (the planner, lacking statistics, would pick another index). */
 const READY = `outbox INDEXED BY outbox_ready WHERE status = 'pending' AND queue_head = 1`;
@@ -25,7 +36,7 @@ const READY_SERVICES = `WITH RECURSIVE ready (service_id) AS (
  * one index probe per head: order is the promise that must never break.
  */
 const SERVICE_CANDIDATES = `SELECT o.id,
-    CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url
+    CASE o.kind WHEN 'push' THEN ${PUSH_URL} ELSE ${EVENT_URL} END AS url
   FROM outbox o INDEXED BY outbox_ready
   JOIN services s ON s.service_id = o.service_id
   WHERE o.service_id = ? AND o.status = 'pending' AND o.queue_head = 1 AND o.next_attempt_at <= ?
@@ -257,7 +268,8 @@ function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecor
     return 'held';
   }
   if (verdict.kind === 'exhausted') return 'failed';
-  return statusFor(sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId), kind);
+  const endpoint = sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId);
+  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
 }
 
 /** The first reason stays: a 410 after days of failures is still "failing since". */

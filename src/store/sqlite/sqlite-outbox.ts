@@ -16,23 +16,16 @@ export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_typ
 /** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
 export const OPEN = `status IN ('pending', 'delivering', 'held')`;
 
-/** Per service: whether its push and its event messages can go out now (0 or 1). */
-export const ENDPOINTS = `SELECT * FROM (
-  SELECT s.service_id,
-         s.enabled = 1 AND e.disabled_at IS NULL AND s.callback_url IS NOT NULL AS push_ok,
-         s.enabled = 1 AND e.disabled_at IS NULL AND coalesce(s.event_callback_url, s.callback_url) IS NOT NULL AS event_ok
-  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id)`;
+/** Where service `s` takes push messages, and where events. */
+export const PUSH_URL = 's.callback_url';
+export const EVENT_URL = 'coalesce(s.event_callback_url, s.callback_url)';
 
-export interface EndpointRow {
-  service_id: string;
-  push_ok: number;
-  event_ok: number;
-}
+/** Whether service `s`, with its endpoint `e` (LEFT JOIN delivery_endpoints), can take what goes to `url` now. */
+export const canTake = (url: string) => `s.enabled = 1 AND e.disabled_at IS NULL AND ${url} IS NOT NULL`;
 
-/** Where a message of `kind` waits: pending when its service can take it now, else held. */
-export function statusFor(endpoint: EndpointRow | undefined, kind: string): 'pending' | 'held' {
-  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
-}
+/** Whether the service (second parameter) can take a message of the kind (first) now: 1, 0, or no row. */
+const TAKES = `SELECT ${canTake(`CASE ? WHEN 'push' THEN ${PUSH_URL} ELSE ${EVENT_URL} END`)}
+  FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = ?`;
 
 /**
  * Records each message due at once, each next in its (service, device) order, and the head of that
@@ -45,17 +38,18 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
   const counts = new Map<string, number>();
   for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
   const nextOf = new Map<string, number>();
-  const endpoints = new Map<string, EndpointRow | undefined>();
+  const takes = new Map<string, boolean>();
   let pending = 0;
   for (const spec of specs) {
     const key = queueKey(spec);
     const reserved = nextOf.get(key);
     const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, counts.get(key)!);
     nextOf.set(key, sequence + 1);
-    if (!endpoints.has(spec.serviceId)) endpoints.set(spec.serviceId, sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, spec.serviceId));
     const kind = messageKind(spec.pushType);
-    const status = statusFor(endpoints.get(spec.serviceId), kind);
-    if (status === 'pending') pending += 1;
+    const endpoint = `${kind}\n${spec.serviceId}`;
+    let open = takes.get(endpoint);
+    if (open === undefined) takes.set(endpoint, (open = sql.rows<[number]>(TAKES, kind, spec.serviceId)[0]?.[0] === 1));
+    if (open) pending += 1;
     const messageId = newMessageId();
     // Only the queue's first message here may be its head: the ones after it have it open before them.
     sql.run(
@@ -69,7 +63,7 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
       spec.pushType,
       sequence,
       messageBody(spec, messageId, at),
-      status,
+      open ? 'pending' : 'held',
       at,
       at,
       reserved === undefined ? 1 : 0,
