@@ -19,9 +19,14 @@ interface SubscriptionRow {
   expires_at: number;
 }
 
-/** SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). */
+/**
+ * SQL: the service row `service` allows devices of the type `deviceType` (an SQL expression). The
+ * column is JSON.stringify of the type names, which are [A-Z_] only: the quoted name occurs in it
+ * exactly when it is an element, and finding it is cheaper than json_each per row (a third of
+ * the event subscribers' read of every report, with the twelve types allowed).
+ */
 export function allowsType(service: string, deviceType: string): string {
-  return `${deviceType} IN (SELECT value FROM json_each(${service}.allowed_devices))`;
+  return `instr(${service}.allowed_devices, '"' || ${deviceType} || '"') > 0`;
 }
 
 /** The subscriptions `x` of a pair, joined to their device `d` and service `s`, that the service may see (its type, the owner's share). */

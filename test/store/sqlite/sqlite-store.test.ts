@@ -1,6 +1,6 @@
 /**
  * What the contract cannot reach through the Store interface alone: a store reopened from its file,
- * group commit, the status cache, and messages recorded held.
+ * group commit, the status cache, messages recorded held, and what the SQL takes for granted.
  * A second connection to the same file plays the part of a fault or of that engine.
  */
 import Database from 'better-sqlite3';
@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
 import { LOOKUP_TTL_MS } from '../../../src/core/cache.js';
+import { DEVICE_TYPES } from '../../../src/catalog/index.js';
 import { addDevice, addService, addUser, connect, HOUR, T0 } from '../contract/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-'));
@@ -179,5 +180,11 @@ describe('messages their service cannot take', () => {
     await new Promise((resolve) => setImmediate(resolve));
     // Behind the held head until the release: a queue's order holds across the change.
     expect([outbox(), woken]).toEqual([[{ sequence: 1, status: 'held', queue_head: 1 }, { sequence: 2, status: 'pending', queue_head: 0 }], 1]);
+  });
+});
+
+describe('what the SQL takes for granted', () => {
+  it('device type names are [A-Z_] only: allowsType finds a quoted name in the JSON of allowed types', () => {
+    expect(DEVICE_TYPES.filter((type) => !/^[A-Z_]+$/.test(type))).toEqual([]);
   });
 });
