@@ -305,8 +305,9 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
   // status read's statement was a sixth of its CPU, a control's read a tenth). This process writes
   // every status on its file (SQLite is one node), and each write below drops its device's entry
   // inside its transaction, so an entry never outlives a write here, committed or rolled back; a
-  // status write puts its own entry back once committed. The TTL bounds what this process is not
-  // told: another process on the file.
+  // status write puts its own entry back once committed. The TTL bounds what the status read is not
+  // told: another process on the file (the CLI). A control or a report goes on from the state it
+  // reads, so that read first asks SQLite whether another connection committed since (data_version).
   const statuses = new ExpiringMap<string, DeviceStatusJson>(LOOKUP_TTL_MS, STATUS_CACHE_CAPACITY, now);
   statusCaches.set(sql, statuses);
   const changing = <T>(deviceId: string, write: () => T): T => {
@@ -315,6 +316,13 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     } finally {
       statuses.delete(deviceId);
     }
+  };
+  let dataVersion: number | undefined;
+  const othersWrote = (): boolean => {
+    const seen = sql.one<{ data_version: number }>('PRAGMA data_version')?.data_version;
+    const changed = seen !== dataVersion;
+    dataVersion = seen;
+    return changed;
   };
   /** The status as stored now, kept for the next read: from memory when held, else read and kept. */
   const statusJson = (deviceId: string): DeviceStatusJson | undefined => {
@@ -341,6 +349,7 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     listUserDevices: async (userNumber) => listUserDevices(sql, userNumber),
     listVirtualDevices: async () => listVirtualDevices(sql),
     getDeviceState: async (deviceId) => {
+      if (othersWrote()) statuses.clear();
       const state = statusJson(deviceId);
       return state && { deviceId, status: parseStatus(state.statusJson), version: state.version, online: state.online };
     },

@@ -128,14 +128,22 @@ describe('the status cache', () => {
     expect(await store.getDeviceStatusJson('D1')).toEqual({ statusJson: '{"b":1}', version: 9, online: true });
   });
 
-  it('keeps what a status write committed: the next control or report reads it from memory', async () => {
+  it('keeps what a status write committed, for the next read', async () => {
     await addUser(store, 'U1');
     await addDevice(store, 'D1', 'U1');
     expect(await store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1)).toBe(2);
-    // Another process's write is not seen until the entry expires: the state below is this write's.
+    // The status read does not see another process's write until the entry expires: this is the write's entry.
     side.prepare("UPDATE device_states SET status = '{\"b\":1}', version = 9 WHERE device_id = 'D1'").run();
-    expect(await store.getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
     expect(await store.getDeviceStatusJson('D1')).toEqual({ statusJson: '{"a":1}', version: 2, online: true });
+  });
+
+  it('never hands a control or a report a status that another process has changed since', async () => {
+    await addUser(store, 'U1');
+    await addDevice(store, 'D1', 'U1');
+    expect(await store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1)).toBe(2);
+    expect(await store.getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
+    side.prepare("UPDATE device_states SET status = '{\"b\":1}', version = 9 WHERE device_id = 'D1'").run();
+    expect(await store.getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { b: 1 }, version: 9, online: true });
   });
 
   it('forgets a device deleted with its user at once', async () => {
