@@ -39,6 +39,11 @@ const POSTGRES_ONLY_TABLES = ['rate_limit_buckets'];
  * The delivery algorithms of the two databases differ on purpose.
  */
 const POSTGRES_ONLY_COLUMNS: Record<string, string[]> = { message_sequences: ['headless', 'open_messages'] };
+/**
+ * Tables only SQLite has: the number its triggers move when what recording a message reads changes
+ * (sqlite/recording-lookups.ts); PostgreSQL reads it each time, shared by many nodes.
+ */
+const SQLITE_ONLY_TABLES = ['recording_generation'];
 
 function render(schema: Schema): string {
   const tables = schema.tables.map((table) => {
@@ -129,9 +134,10 @@ describe.skipIf(unreachable !== undefined)('the PostgreSQL schema', () => {
   });
 
   it('has the tables and columns of the SQLite schema, whatever their types', () => {
-    expect(shape(schema, { tables: POSTGRES_ONLY_TABLES, columns: POSTGRES_ONLY_COLUMNS })).toEqual(shape(sqliteSchema()));
+    expect(shape(schema, { tables: POSTGRES_ONLY_TABLES, columns: POSTGRES_ONLY_COLUMNS })).toEqual(shape(sqliteSchema(), { tables: SQLITE_ONLY_TABLES, columns: {} }));
     // What is left out is there: a rename on one side is not hidden by the list.
     expect(Object.keys(shape(schema))).toEqual(expect.arrayContaining(POSTGRES_ONLY_TABLES));
+    expect(Object.keys(shape(sqliteSchema()))).toEqual(expect.arrayContaining(SQLITE_ONLY_TABLES));
     expect(shape(schema).message_sequences).toEqual(expect.arrayContaining(POSTGRES_ONLY_COLUMNS.message_sequences!));
   });
 });

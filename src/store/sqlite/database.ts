@@ -40,6 +40,8 @@ export class Sql {
   readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>;
   /** Inside writeUnguarded: nested writes run as they are. */
   #unguarded = false;
+  /** The group of works GroupCommit is running now, else null: they only record (reports, pushes). */
+  group: object | null = null;
 
   constructor(db: Database.Database) {
     this.db = db;

@@ -45,6 +45,8 @@ export class GroupCommit {
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
+    } finally {
+      this.#sql.group = null;
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
@@ -58,25 +60,28 @@ export class GroupCommit {
    * when one threw: all is rolled back, to be done again by #each.
    */
   #together(batch: Pending[]): Outcome[] | undefined {
-    const failed = new WorkFailed();
+    // Each transaction is a group of its own (see keptLookup): another process may commit between
+    // this one, rolled back, and #each's.
+    this.#sql.group = {};
     try {
       return this.#sql.writeUnguarded(() =>
         batch.map((item): Outcome => {
           try {
             return { ok: true, value: item.work() };
           } catch {
-            throw failed;
+            throw WORK_FAILED;
           }
         }),
       );
     } catch (error) {
-      if (error === failed) return undefined;
+      if (error === WORK_FAILED) return undefined;
       throw error;
     }
   }
 
   /** Each work in its own savepoint (its `sql.write`), so that one that fails rolls back alone. */
   #each(batch: Pending[]): Outcome[] {
+    this.#sql.group = {};
     return this.#sql.write(() =>
       batch.map((item): Outcome => {
         try {
@@ -91,5 +96,8 @@ export class GroupCommit {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** A work threw inside #together: what makes it roll back and leave the batch to #each. */
-class WorkFailed extends Error {}
+/**
+ * A work threw inside #together: what makes it roll back and leave the batch to #each. One for all
+ * groups, never seen outside: an Error made per group took its stack each time.
+ */
+const WORK_FAILED = Symbol('a work of the group failed');

@@ -14,6 +14,7 @@ import {
 import type { Device, DeviceState, DeviceType, NewDevice } from '../../core/model.js';
 import type { Sql } from './database.js';
 import { recordMessages } from './sqlite-outbox.js';
+import { keptLookup } from './recording-lookups.js';
 import { flag, parseJson, parseStatus, toDeviceWithUsers, type DeviceRow, type DeviceWithUsersRow } from './rows.js';
 import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
@@ -186,7 +187,7 @@ function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: n
     );
     if (!updated) throw unknownDevice(deviceId);
     const place = { deviceId, deviceType: updated.device_type };
-    const subscribers = eventSubscribers(sql, place);
+    const subscribers = keptLookup(sql, `event subscribers\n${deviceId}`, () => eventSubscribers(sql, place));
     recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
     return { version: updated.version, written: { statusJson, version: updated.version, online: updated.online === 1 } };
   });

@@ -4,6 +4,7 @@ import { messageBody, messageKind, type MessageSpec } from '../messages.js';
 import type { DeliveryAttempt, OutboxMessage } from '../../core/model.js';
 import type { MessageFilter } from '../areas/outbox.js';
 import { area, type Param, type Sql } from './database.js';
+import { keptLookup } from './recording-lookups.js';
 import { toAttempt, toMessage, type AttemptRow, type OutboxRow } from './rows.js';
 import type { OutboxArea } from '../areas/outbox.js';
 
@@ -38,7 +39,6 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
   const counts = new Map<string, number>();
   for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
   const nextOf = new Map<string, number>();
-  const takes = new Map<string, boolean>();
   let pending = 0;
   for (const spec of specs) {
     const key = queueKey(spec);
@@ -46,9 +46,7 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
     const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, counts.get(key)!);
     nextOf.set(key, sequence + 1);
     const kind = messageKind(spec.pushType);
-    const endpoint = `${kind}\n${spec.serviceId}`;
-    let open = takes.get(endpoint);
-    if (open === undefined) takes.set(endpoint, (open = sql.rows<[number]>(TAKES, kind, spec.serviceId)[0]?.[0] === 1));
+    const open = keptLookup(sql, `takes\n${kind}\n${spec.serviceId}`, () => sql.rows<[number]>(TAKES, kind, spec.serviceId)[0]?.[0] === 1);
     if (open) pending += 1;
     const messageId = newMessageId();
     // Only the queue's first message here may be its head: the ones after it have it open before them.

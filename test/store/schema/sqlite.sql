@@ -147,6 +147,12 @@ CREATE TABLE push_subscriptions (
   PRIMARY KEY (id)
 );
 
+CREATE TABLE recording_generation (
+  id INTEGER,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (id)
+);
+
 CREATE TABLE schema_migrations (
   version INTEGER,
   name TEXT NOT NULL,

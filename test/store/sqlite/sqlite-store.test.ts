@@ -191,6 +191,37 @@ describe('messages their service cannot take', () => {
   });
 });
 
+describe('what recording keeps of subscribers and endpoints', () => {
+  const statuses = () => side.prepare("SELECT status FROM outbox WHERE push_type = 'DEVICE_STATUS' ORDER BY sequence").all().map((r) => (r as { status: string }).status);
+  const report = (at: number, value: number) => store.applyReport('D1', { a: value }, { a: value }, at);
+
+  beforeEach(async () => {
+    await addService(store, 'S1');
+    await addUser(store, 'U1');
+    await connect(store, 'S1', 'U1');
+    await addDevice(store, 'D1', 'U1');
+    await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+  });
+
+  it('sees at the next report a subscription another process removed or renewed', async () => {
+    await report(T0 + 1, 1);
+    side.prepare('UPDATE event_subscriptions SET expires_at = ?').run(T0 + 3 * HOUR);
+    await report(T0 + 2 * HOUR, 2);
+    side.prepare('DELETE FROM event_subscriptions').run();
+    await report(T0 + 2 * HOUR + 1, 3);
+    expect(statuses()).toEqual(['pending', 'pending']);
+  });
+
+  it("sees at the next report a service's callback URL or consent another process changed", async () => {
+    await report(T0 + 1, 1);
+    side.prepare('UPDATE services SET callback_url = NULL').run();
+    await report(T0 + 2, 2);
+    side.prepare("INSERT INTO device_shares (service_id, user_number, grant_id, scopes, device_ids, created_at) VALUES ('S1', 'U1', 'G1', '[]', '[]', ?)").run(T0 + 3);
+    await report(T0 + 4, 3);
+    expect(statuses()).toEqual(['pending', 'held']);
+  });
+});
+
 describe('what the SQL takes for granted', () => {
   it('device type names are [A-Z_] only: allowsType finds a quoted name in the JSON of allowed types', () => {
     expect(DEVICE_TYPES.filter((type) => !/^[A-Z_]+$/.test(type))).toEqual([]);
