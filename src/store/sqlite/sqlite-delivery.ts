@@ -4,7 +4,7 @@
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
-import { canTake, EVENT_URL, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, PUSH_URL } from './sqlite-outbox.js';
+import { canTake, EVENT_URL, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, PUSH_URL, unpark } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 import type { DeliveryArea } from '../areas/delivery.js';
 
@@ -43,7 +43,7 @@ const SERVICE_CANDIDATES = `SELECT o.id,
     AND NOT EXISTS (
       SELECT 1 FROM outbox e
       WHERE e.service_id = o.service_id AND e.device_id = o.device_id AND e.sequence < o.sequence
-        AND e.status IN ('pending', 'delivering', 'held'))
+        AND e.queue_head >= 0 AND e.status IN ('pending', 'delivering', 'held'))
   ORDER BY o.next_attempt_at, o.id
   LIMIT ?`;
 
@@ -305,26 +305,31 @@ function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
     let released = 0;
     const open = sql.all<EndpointRow>(`${ENDPOINTS} WHERE (push_ok OR event_ok) AND (? IS NULL OR service_id = ?)`, serviceId ?? null, serviceId ?? null);
     for (const endpoint of open) {
-      released += sql.run(
-        `UPDATE outbox SET status = 'pending', next_attempt_at = ?, schedule_start = attempts
+      const changed = sql.run(
+        `UPDATE outbox SET status = 'pending', next_attempt_at = ?, schedule_start = attempts, queue_head = max(queue_head, 0)
          WHERE service_id = ? AND status = 'held' AND ((kind = 'push' AND ? = 1) OR (kind = 'event' AND ? = 1))`,
         now,
         endpoint.service_id,
         endpoint.push_ok,
         endpoint.event_ok,
       );
+      // Those of the other kind may be parked behind one released.
+      if (changed > 0) unpark(sql, endpoint.service_id);
+      released += changed;
     }
     return notifyIf(sql, released);
   });
 }
 
 function outboxStats(sql: Sql): OutboxStats {
-  const rows = sql.all<{ status: 'pending' | 'delivering' | 'held'; n: number; oldest: number }>(
-    `SELECT status, count(*) AS n, min(created_at) AS oldest FROM outbox
-     WHERE status IN ('pending', 'delivering', 'held') GROUP BY status`,
+  // Each status in its own partial index: outbox_open leaves parked messages out.
+  const rows = sql.all<{ status: 'pending' | 'delivering' | 'held'; n: number; oldest: number | null }>(
+    `SELECT 'pending' AS status, count(*) AS n, min(created_at) AS oldest FROM outbox WHERE status = 'pending'
+     UNION ALL SELECT 'delivering', count(*), min(created_at) FROM outbox WHERE status = 'delivering'
+     UNION ALL SELECT 'held', count(*), min(created_at) FROM outbox WHERE status = 'held'`,
   );
   const count = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
-  const open = rows.filter((r) => r.status !== 'held').map((r) => r.oldest);
+  const open = rows.filter((r) => r.status !== 'held' && r.oldest !== null).map((r) => r.oldest!);
   return { pending: count('pending'), delivering: count('delivering'), held: count('held'), oldestPendingAt: open.length ? Math.min(...open) : null };
 }
 

@@ -14,8 +14,15 @@ const DEFAULT_LIST_LIMIT = 100;
 export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts,
   next_attempt_at, created_at, delivered_at`;
 
-/** A message that is neither delivered nor failed: it holds back the later ones of its (service, device). */
-export const OPEN = `status IN ('pending', 'delivering', 'held')`;
+/**
+ * A message that is neither delivered nor failed, and so holds back the later ones of its (service,
+ * device) queue, as outbox_open has it: a parked message (held behind a held one, queue_head = -1)
+ * is left out, and the held one before it stands for it. The first of these is the queue's head.
+ */
+export const OPEN = `queue_head >= 0 AND status IN ('pending', 'delivering', 'held')`;
+
+/** The queue_head of a parked message. */
+const PARKED = -1;
 
 /** Where service `s` takes push messages, and where events. */
 export const PUSH_URL = 's.callback_url';
@@ -50,10 +57,13 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
     if (open) pending += 1;
     const messageId = newMessageId();
     // Only the queue's first message here may be its head: the ones after it have it open before them.
+    // That first one is parked when it is held and so is the queue's head (the first open message).
     sql.run(
       `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-               CASE WHEN ? THEN NOT EXISTS (SELECT 1 FROM outbox WHERE service_id = ? AND device_id = ? AND ${OPEN}) ELSE 0 END)`,
+               CASE WHEN ? THEN coalesce(
+                 (SELECT CASE WHEN status = 'held' AND ? THEN ${PARKED} ELSE 0 END FROM outbox
+                  WHERE service_id = ? AND device_id = ? AND ${OPEN} ORDER BY sequence LIMIT 1), 1) ELSE 0 END)`,
       messageId,
       spec.serviceId,
       spec.deviceId,
@@ -65,6 +75,7 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
       at,
       at,
       reserved === undefined ? 1 : 0,
+      open ? 0 : 1,
       spec.serviceId,
       spec.deviceId,
     );
@@ -155,7 +166,7 @@ function deleteOldMessages(sql: Sql, before: number, limit: number): number {
  */
 const REQUEUE = `UPDATE outbox
   SET status = 'pending', next_attempt_at = ?, delivered_at = NULL, schedule_start = attempts,
-      lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1`;
+      lease_owner = NULL, lease_expires_at = NULL, fencing_token = fencing_token + 1, queue_head = max(queue_head, 0)`;
 
 interface QueueRow {
   service_id: string;
@@ -170,14 +181,30 @@ function recoverFailed(sql: Sql, serviceId: string, since: number, now: number):
   return requeue(sql, `${REQUEUE} WHERE service_id = ? AND status = 'failed' AND created_at >= ?`, now, serviceId, since);
 }
 
-/** A message open again may now be first in its queue: each queue it touched gets its head anew. */
+/**
+ * A message open again may now be first in its queue: each queue it touched gets its head anew. A
+ * held one resent leaves what was parked behind it without a held message before it: unparked.
+ */
 function requeue(sql: Sql, update: string, ...params: Param[]): number {
   return sql.write(() => {
     const queues = sql.all<QueueRow>(`${update} RETURNING service_id, device_id`, ...params);
     const distinct = new Map(queues.map((q) => [`${q.service_id}\n${q.device_id}`, q]));
-    for (const queue of distinct.values()) markHead(sql, queue.service_id, queue.device_id);
+    for (const queue of distinct.values()) {
+      unpark(sql, queue.service_id, queue.device_id);
+      markHead(sql, queue.service_id, queue.device_id);
+    }
     return notifyIf(sql, queues.length);
   });
+}
+
+/** The service's parked messages (of one device, or all) back in outbox_open, held as they were. */
+export function unpark(sql: Sql, serviceId: string, deviceId: string | null = null): void {
+  sql.run(
+    `UPDATE outbox SET queue_head = 0 WHERE service_id = ? AND status = 'held' AND queue_head = ${PARKED} AND (? IS NULL OR device_id = ?)`,
+    serviceId,
+    deviceId,
+    deviceId,
+  );
 }
 
 /** The first open message of the queue is its head, and no other. */

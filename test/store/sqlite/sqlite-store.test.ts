@@ -191,6 +191,69 @@ describe('messages their service cannot take', () => {
   });
 });
 
+describe('messages parked behind a held one', () => {
+  // A held message recorded behind a held one is parked (queue_head -1), out of outbox_open.
+  const outbox = () => side.prepare('SELECT sequence, kind, status, queue_head FROM outbox ORDER BY sequence').all();
+  const claim = (now: number) => store.claimDeliveries({ owner: 'node-a', now, leaseMs: 60_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+  const sequencesOf = (claimed: { message: { sequence: number } }[]) => claimed.map((c) => c.message.sequence);
+
+  beforeEach(async () => {
+    await addService(store, 'S1');
+    await store.updateService('S1', { callbackUrl: null });
+    await addUser(store, 'U1');
+    await connect(store, 'S1', 'U1');
+    await addDevice(store, 'D1', 'U1');
+  });
+
+  it('go out in their order once released, one after the other', async () => {
+    await store.renameDevice('D1', 'Two', T0 + 1);
+    await store.renameDevice('D1', 'Three', T0 + 2);
+    expect(outbox()).toEqual([
+      { sequence: 1, kind: 'push', status: 'held', queue_head: 1 },
+      { sequence: 2, kind: 'push', status: 'held', queue_head: -1 },
+      { sequence: 3, kind: 'push', status: 'held', queue_head: -1 },
+    ]);
+
+    await store.updateService('S1', { callbackUrl: 'https://S1.example/push' });
+    expect(await store.releaseHeld(T0 + 3, 'S1')).toBe(3);
+    expect(outbox()).toMatchObject([{ status: 'pending', queue_head: 1 }, { status: 'pending', queue_head: 0 }, { status: 'pending', queue_head: 0 }]);
+    for (const sequence of [1, 2, 3]) {
+      const claimed = await claim(T0 + 4 + sequence);
+      expect(sequencesOf(claimed)).toEqual([sequence]);
+      const delivered = { kind: 'delivered' as const };
+      const attempt = { messageId: claimed[0]!.message.messageId, fencingToken: claimed[0]!.fencingToken, startedAt: T0 + 5 + sequence, durationMs: 1, responseStatus: 200, responseBody: 'ok', error: null, verdict: delivered };
+      expect(await store.recordAttempts([attempt], T0 + 5 + sequence, HOUR)).toEqual(['delivered']);
+    }
+  });
+
+  it('behind one of the other kind are unparked when their own kind is released, and wait for it', async () => {
+    await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+    await store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1);
+    await store.renameDevice('D1', 'Renamed', T0 + 2);
+    expect(outbox()).toMatchObject([{ kind: 'push', queue_head: 1 }, { kind: 'event', queue_head: -1 }, { kind: 'push', queue_head: -1 }]);
+
+    await store.updateService('S1', { eventCallbackUrl: 'https://S1.example/events' });
+    expect(await store.releaseHeld(T0 + 3, 'S1')).toBe(1);
+    expect(outbox()).toEqual([
+      { sequence: 1, kind: 'push', status: 'held', queue_head: 1 },
+      { sequence: 2, kind: 'event', status: 'pending', queue_head: 0 },
+      { sequence: 3, kind: 'push', status: 'held', queue_head: 0 },
+    ]);
+    expect(await claim(T0 + 4)).toEqual([]);
+
+    await store.updateService('S1', { callbackUrl: 'https://S1.example/push' });
+    expect(await store.releaseHeld(T0 + 5, 'S1')).toBe(2);
+    expect(sequencesOf(await claim(T0 + 6))).toEqual([1]);
+  });
+
+  it('behind a held message resent are unparked', async () => {
+    await store.renameDevice('D1', 'Two', T0 + 1);
+    const [, first] = await store.listMessages('S1', {});
+    expect(await store.resendMessage(first!.messageId, T0 + 2)).toBe(true);
+    expect(outbox()).toMatchObject([{ status: 'pending', queue_head: 1 }, { status: 'held', queue_head: 0 }]);
+  });
+});
+
 describe('what recording keeps of subscribers and endpoints', () => {
   const statuses = () => side.prepare("SELECT status FROM outbox WHERE push_type = 'DEVICE_STATUS' ORDER BY sequence").all().map((r) => (r as { status: string }).status);
   const report = (at: number, value: number) => store.applyReport('D1', { a: value }, { a: value }, at);
