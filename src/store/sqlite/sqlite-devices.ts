@@ -308,7 +308,10 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
   // inside its transaction, so an entry never outlives a write here, committed or rolled back; a
   // status write puts its own entry back once committed. The TTL bounds what the status read is not
   // told: another process on the file (the CLI). A control or a report goes on from the state it
-  // reads, so that read first asks SQLite whether another connection committed since (data_version).
+  // reads, so that read first asks SQLite whether another connection committed since (data_version),
+  // once per turn of the event loop: the controls and reports that arrive together share the answer
+  // (a sixth of a control's statements when each asked). A commit made elsewhere during that turn is
+  // as concurrent with them as one made between their read and their write, a turn later at least.
   const statuses = new ExpiringMap<string, DeviceStatusJson>(LOOKUP_TTL_MS, STATUS_CACHE_CAPACITY, now);
   statusCaches.set(sql, statuses);
   const changing = <T>(deviceId: string, write: () => T): T => {
@@ -319,7 +322,13 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     }
   };
   let dataVersion: number | undefined;
+  let askedThisTurn = false;
   const othersWrote = (): boolean => {
+    if (askedThisTurn) return false;
+    askedThisTurn = true;
+    setImmediate(() => {
+      askedThisTurn = false;
+    });
     const seen = sql.one<{ data_version: number }>('PRAGMA data_version')?.data_version;
     const changed = seen !== dataVersion;
     dataVersion = seen;

