@@ -4,7 +4,8 @@ import type { ErrorCode } from '../errors.js';
 import type { Device } from './model.js';
 
 export type CommandOutcome =
-  | { ok: true; status: DeviceStatus }
+  /** `report`: what changed from the status sent, where the channel worked it out (the simulator does). */
+  | { ok: true; status: DeviceStatus; report?: DeviceStatus | null }
   | { ok: false; code: ErrorCode; message: string };
 
 export interface DeviceChannel {

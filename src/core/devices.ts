@@ -192,7 +192,7 @@ export class Devices {
       // The device did answer, but a status over the bound is not kept: the command failed as far as the partner can know.
       const over = statusOverBound(outcome.status);
       if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
-      return this.persist(device, state, outcome.status);
+      return this.persist(device, state, outcome.status, outcome.report);
     });
   }
 
@@ -300,9 +300,9 @@ export class Devices {
     return device;
   }
 
-  private async persist(device: Device, state: DeviceState, status: DeviceStatus): Promise<DeviceState> {
-    const profile = parsedProfile(this.modelOf(device));
-    const report = diffStatus(profile, state.status, status);
+  /** `known`: the change from `state`, when the channel worked it out; else it is worked out here. */
+  private async persist(device: Device, state: DeviceState, status: DeviceStatus, known?: DeviceStatus | null): Promise<DeviceState> {
+    const report = known === undefined ? diffStatus(parsedProfile(this.modelOf(device)), state.status, status) : known;
     if (report === null) return state;
     const version = await this.deps.store.applyReport(device.deviceId, status, report, this.deps.clock.now());
     return { ...state, status, version };

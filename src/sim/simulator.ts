@@ -133,7 +133,7 @@ export class Simulator implements DeviceChannel {
     appliance.generation += 1;
     appliance.memory = outcome.memory;
     if (appliance.reporting && outcome.report) appliance.commands.push(outcome.report);
-    return { ok: true, status: outcome.status };
+    return { ok: true, status: outcome.status, report: outcome.report };
   }
 
   /** A sandbox action on a virtual device; resolves with its state afterwards. */
