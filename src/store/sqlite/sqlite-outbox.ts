@@ -183,28 +183,22 @@ function recoverFailed(sql: Sql, serviceId: string, since: number, now: number):
 
 /**
  * A message open again may now be first in its queue: each queue it touched gets its head anew. A
- * held one resent leaves what was parked behind it without a held message before it: unparked.
+ * held one resent leaves what was parked behind it without a held message before it: each service
+ * touched is unparked once (one pass over its held messages), before the heads are found.
  */
 function requeue(sql: Sql, update: string, ...params: Param[]): number {
   return sql.write(() => {
     const queues = sql.all<QueueRow>(`${update} RETURNING service_id, device_id`, ...params);
+    for (const serviceId of new Set(queues.map((q) => q.service_id))) unpark(sql, serviceId);
     const distinct = new Map(queues.map((q) => [`${q.service_id}\n${q.device_id}`, q]));
-    for (const queue of distinct.values()) {
-      unpark(sql, queue.service_id, queue.device_id);
-      markHead(sql, queue.service_id, queue.device_id);
-    }
+    for (const queue of distinct.values()) markHead(sql, queue.service_id, queue.device_id);
     return notifyIf(sql, queues.length);
   });
 }
 
-/** The service's parked messages (of one device, or all) back in outbox_open, held as they were. */
-export function unpark(sql: Sql, serviceId: string, deviceId: string | null = null): void {
-  sql.run(
-    `UPDATE outbox SET queue_head = 0 WHERE service_id = ? AND status = 'held' AND queue_head = ${PARKED} AND (? IS NULL OR device_id = ?)`,
-    serviceId,
-    deviceId,
-    deviceId,
-  );
+/** The service's parked messages back in outbox_open, held as they were. */
+export function unpark(sql: Sql, serviceId: string): void {
+  sql.run(`UPDATE outbox SET queue_head = 0 WHERE service_id = ? AND status = 'held' AND queue_head = ${PARKED}`, serviceId);
 }
 
 /** The first open message of the queue is its head, and no other. */
