@@ -1,19 +1,24 @@
 /**
- * Store-only delivery on PostgreSQL (issue 6): claims and records outcomes in batches as the
- * dispatcher does, with no HTTP and no signing, so that what is measured is the store's SQL. Not a
- * `npm run bench` scenario (it has no HTTP baseline); run it on its own:
+ * Store-only delivery (issue 6; SQLite with --sqlite, issue 16): claims and records outcomes in
+ * batches as the dispatcher does, with no HTTP and no signing, so that what is measured is the
+ * store's SQL. Not a `npm run bench` scenario (it has no HTTP baseline); run it on its own:
  *
- *   node --import tsx bench/store-delivery.ts [--messages 2000] [--per-device 1] [--batch 100] [--rounds 3] [--against <tree>]
+ *   node --import tsx bench/store-delivery.ts [--messages 2000] [--per-device 1] [--batch 100] [--rounds 3] [--against <tree>] [--sqlite] [--together]
  *
  * Each round records `per-device` pushes for each of `messages` devices (queues that the claim must
  * take in order, as the serve scenario's backlog of 10 per device), then drains them: claim a batch, record
  * every attempt as delivered, until nothing is left. It reports deliveries/s, this process's CPU per
- * delivery, and SQL statements per delivery (claim + record). `--against <tree>` runs the same rounds,
+ * delivery, and SQL statements per delivery (claim + record). `--together` records each batch and
+claims the next in one transaction (recordAndClaim), as the dispatcher does under load. `--against <tree>` runs the same rounds,
  * alternating, on the store of another checkout (e.g. `git archive HEAD src | tar -x -C /tmp/before`
  * with node_modules linked): a before/after comparison in one run. The server is DATABASE_URL when it
  * is postgres://…, else the local one; each store gets a database of its own, dropped at the end.
+ * With --sqlite each store gets a SQLite file of its own in a temp directory instead.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -27,6 +32,8 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '3' },
     against: { type: 'string' },
+    sqlite: { type: 'boolean', default: false },
+    together: { type: 'boolean', default: false },
   },
 });
 const DEVICES = Number(values.messages);
@@ -62,13 +69,23 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A store on a new database of the server, with one service listening to `DEVICES` devices of one user. */
-async function contender(label: string, openStore: OpenStore): Promise<Contender> {
+/** A new database of the server, or a new SQLite file with --sqlite; and how to remove it. */
+async function database(): Promise<{ url: string; remove: () => Promise<void> }> {
+  if (values.sqlite) {
+    const dir = mkdtempSync(join(tmpdir(), 'store-delivery-'));
+    return { url: `sqlite:${join(dir, 'bench.db')}`, remove: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
   const name = `ac_bench_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(SERVER);
   url.pathname = `/${name}`;
-  const store = await openStore(url.toString());
+  return { url: url.toString(), remove: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+}
+
+/** A store on a new database, with one service listening to `DEVICES` devices of one user. */
+async function contender(label: string, openStore: OpenStore): Promise<Contender> {
+  const db = await database();
+  const store = await openStore(db.url);
   await store.createService(
     {
       serviceId: 'S1',
@@ -94,7 +111,7 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
   }
   const drop = async () => {
     await store.close();
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await db.remove();
   };
   return { label, store, drop, rounds: [] };
 }
@@ -107,10 +124,10 @@ async function round(c: Contender, n: number): Promise<Round> {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let delivered = 0;
-  for (;;) {
-    const now = at + 1000;
-    const claimed = await c.store.claimDeliveries({ owner: 'bench', now, leaseMs: 30_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} });
-    if (claimed.length === 0) break;
+  const now = at + 1000;
+  const request = { owner: 'bench', now, leaseMs: 30_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} };
+  let claimed = await c.store.claimDeliveries(request);
+  while (claimed.length > 0) {
     const attempts = claimed.map((d) => ({
       messageId: d.message.messageId,
       fencingToken: d.fencingToken,
@@ -121,7 +138,12 @@ async function round(c: Contender, n: number): Promise<Round> {
       error: null,
       verdict: { kind: 'delivered' as const },
     }));
-    const statuses = await c.store.recordAttempts(attempts, now + 1, 5 * 86_400_000);
+    let statuses;
+    if (values.together) ({ statuses, claimed } = await c.store.recordAndClaim(attempts, now + 1, 5 * 86_400_000, request));
+    else {
+      statuses = await c.store.recordAttempts(attempts, now + 1, 5 * 86_400_000);
+      claimed = await c.store.claimDeliveries(request);
+    }
     delivered += statuses.filter((s) => s === 'delivered').length;
   }
   const seconds = (performance.now() - started) / 1000;
