@@ -4,7 +4,7 @@
  */
 import type { AttemptRecord, ClaimedDelivery, ClaimRequest, EndpointDisabledReason, EndpointHealth, OutboxStats, RecordedAndClaimed, RecordedStatus } from '../areas/delivery.js';
 import type { Sql } from './database.js';
-import { canTake, EVENT_URL, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, PUSH_URL, unpark } from './sqlite-outbox.js';
+import { canTake, CLOSED, EVENT_URL, markHead, notifyIf, OPEN, OUTBOX_COLUMNS, PUSH_URL, unpark } from './sqlite-outbox.js';
 import { toMessage, type OutboxRow } from './rows.js';
 import type { DeliveryArea } from '../areas/delivery.js';
 
@@ -43,7 +43,7 @@ const SERVICE_CANDIDATES = `SELECT o.id,
     AND NOT EXISTS (
       SELECT 1 FROM outbox e
       WHERE e.service_id = o.service_id AND e.device_id = o.device_id AND e.sequence < o.sequence
-        AND e.queue_head >= 0 AND e.status IN ('pending', 'delivering', 'held'))
+        AND e.queue_head >= 0)
   ORDER BY o.next_attempt_at, o.id
   LIMIT ?`;
 
@@ -185,7 +185,7 @@ function record(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFa
  */
 function recordDelivered(sql: Sql, attempt: AttemptRecord, healthy: Set<string>): RecordedStatus {
   const row = sql.one<{ service_id: string; device_id: string; attempts: number }>(
-    `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, lease_owner = NULL, lease_expires_at = NULL, queue_head = 0
+    `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, lease_owner = NULL, lease_expires_at = NULL, queue_head = ${CLOSED}
      WHERE message_id = ? AND fencing_token = ? AND status = 'delivering'
      RETURNING service_id, device_id, attempts`,
     attempt.startedAt + attempt.durationMs,
@@ -237,11 +237,12 @@ function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAft
   const nextAttemptAt = verdict.kind === 'retry' ? verdict.nextAttemptAt : null;
   sql.run(
     `UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), delivered_at = NULL,
-       lease_owner = NULL, lease_expires_at = NULL
+       lease_owner = NULL, lease_expires_at = NULL, queue_head = CASE WHEN ? = 'failed' THEN ${CLOSED} ELSE queue_head END
      WHERE message_id = ?`,
     status,
     number,
     nextAttemptAt,
+    status,
     attempt.messageId,
   );
   // Failed, it no longer holds its queue back.

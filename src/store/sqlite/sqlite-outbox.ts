@@ -15,14 +15,19 @@ export const OUTBOX_COLUMNS = `message_id, service_id, device_id, kind, push_typ
   next_attempt_at, created_at, delivered_at`;
 
 /**
- * A message that is neither delivered nor failed, and so holds back the later ones of its (service,
- * device) queue, as outbox_open has it: a parked message (held behind a held one, queue_head = -1)
- * is left out, and the held one before it stands for it. The first of these is the queue's head.
+ * A message that is neither delivered nor failed (closed), and so holds back the later ones of its
+ * (service, device) queue, as outbox_open has it: a parked message (held behind a held one) is left
+ * out, and the held one before it stands for it. The first of these is the queue's head (1); the
+ * others are 0. The predicate names queue_head alone, so that a claim, which changes only the
+ * status of an open message, leaves its entry in outbox_open as it is.
  */
-export const OPEN = `queue_head >= 0 AND status IN ('pending', 'delivering', 'held')`;
+export const OPEN = 'queue_head >= 0';
 
 /** The queue_head of a parked message. */
 const PARKED = -1;
+
+/** The queue_head of a delivered or failed message. */
+export const CLOSED = -2;
 
 /** Where service `s` takes push messages, and where events. */
 export const PUSH_URL = 's.callback_url';

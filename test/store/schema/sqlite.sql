@@ -220,7 +220,7 @@ CREATE INDEX outbox_held ON outbox (service_id) WHERE status = 'held';
 
 CREATE INDEX outbox_leases ON outbox (lease_expires_at) WHERE status = 'delivering';
 
-CREATE INDEX outbox_open ON outbox (service_id, device_id, sequence) WHERE queue_head >= 0 AND status IN ('pending', 'delivering', 'held');
+CREATE INDEX outbox_open ON outbox (service_id, device_id, sequence) WHERE queue_head >= 0;
 
 CREATE INDEX outbox_pending ON outbox (service_id) WHERE status = 'pending';
 

@@ -119,6 +119,30 @@ describe('migrations', () => {
     sql.db.close();
   });
 
+  it('015 closes delivered and failed messages in queue_head, leaving open ones as they were', () => {
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    const shipped = loadMigrations();
+    migrate(sql, shipped.filter((m) => m.version < 15), 0);
+    sql.run("INSERT INTO services (service_id, name, key_hash, allowed_devices, created_at) VALUES ('S1', 's', 'h', '[]', 0)");
+    const insert = `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
+      VALUES (?, 'S1', 'D1', 'event', 'DEVICE_STATUS', ?, '{}', ?, 0, 0, ?)`;
+    [['M1', 'delivered', 0], ['M2', 'failed', 0], ['M3', 'held', 1], ['M4', 'held', -1], ['M5', 'pending', 0]].forEach(([id, status, head], i) =>
+      sql.run(insert, id as string, i + 1, status as string, head as number),
+    );
+
+    expect(migrate(sql, shipped.filter((m) => m.version <= 15), 1000)).toEqual([15]);
+    expect(sql.all('SELECT message_id, queue_head FROM outbox ORDER BY id')).toEqual([
+      { message_id: 'M1', queue_head: -2 },
+      { message_id: 'M2', queue_head: -2 },
+      { message_id: 'M3', queue_head: 1 },
+      { message_id: 'M4', queue_head: -1 },
+      { message_id: 'M5', queue_head: 0 },
+    ]);
+    const open = "SELECT message_id FROM outbox INDEXED BY outbox_open WHERE service_id = 'S1' AND device_id = 'D1' AND queue_head >= 0 ORDER BY sequence";
+    expect(sql.all(open)).toEqual([{ message_id: 'M3' }, { message_id: 'M5' }]);
+    sql.db.close();
+  });
+
   it('ship as numbered files, in order, starting with 001_init.sql', () => {
     const shipped = loadMigrations();
     expect(shipped[0]).toMatchObject({ version: 1, name: '001_init.sql' });

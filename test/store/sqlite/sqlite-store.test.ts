@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
+import type { AttemptRecord } from '../../../src/store/areas/delivery.js';
 import { LOOKUP_TTL_MS } from '../../../src/core/cache.js';
 import { DEVICE_TYPES } from '../../../src/catalog/index.js';
 import { addDevice, addService, addUser, connect, HOUR, T0 } from '../contract/world.js';
@@ -252,6 +253,45 @@ describe('messages parked behind a held one', () => {
     const [, first] = await store.listMessages('S1', {});
     expect(await store.resendMessage(first!.messageId, T0 + 2)).toBe(true);
     expect(outbox()).toMatchObject([{ status: 'pending', queue_head: 1 }, { status: 'held', queue_head: 0 }]);
+  });
+});
+
+describe('closed messages', () => {
+  // Delivered and failed messages are closed in queue_head too (-2): outbox_open is queue_head >= 0.
+  const outbox = () => side.prepare('SELECT sequence, status, queue_head FROM outbox ORDER BY sequence').all();
+  const claim = (now: number) => store.claimDeliveries({ owner: 'node-a', now, leaseMs: 60_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
+  const attemptOf = (claimed: Awaited<ReturnType<typeof claim>>[number], at: number, verdict: AttemptRecord['verdict']): AttemptRecord => ({
+    messageId: claimed.message.messageId,
+    fencingToken: claimed.fencingToken,
+    startedAt: at,
+    durationMs: 1,
+    responseStatus: verdict.kind === 'delivered' ? 200 : 500,
+    responseBody: '',
+    error: null,
+    verdict,
+  });
+
+  beforeEach(async () => {
+    await addService(store, 'S1');
+    await addUser(store, 'U1');
+    await connect(store, 'S1', 'U1');
+    await addDevice(store, 'D1', 'U1');
+    await store.renameDevice('D1', 'Two', T0 + 1);
+  });
+
+  it('leave their queue when delivered or failed, the next one its head; a resend opens a failed one again, first in its queue', async () => {
+    const [first] = await claim(T0 + 2);
+    expect(outbox()).toEqual([{ sequence: 1, status: 'delivering', queue_head: 1 }, { sequence: 2, status: 'pending', queue_head: 0 }]);
+    expect(await store.recordAttempts([attemptOf(first!, T0 + 3, { kind: 'exhausted' })], T0 + 3, HOUR)).toEqual(['failed']);
+    expect(outbox()).toEqual([{ sequence: 1, status: 'failed', queue_head: -2 }, { sequence: 2, status: 'pending', queue_head: 1 }]);
+
+    const [second] = await claim(T0 + 4);
+    expect(await store.recordAttempts([attemptOf(second!, T0 + 5, { kind: 'delivered' })], T0 + 5, HOUR)).toEqual(['delivered']);
+    expect(outbox()).toEqual([{ sequence: 1, status: 'failed', queue_head: -2 }, { sequence: 2, status: 'delivered', queue_head: -2 }]);
+
+    expect(await store.resendMessage(first!.message.messageId, T0 + 6)).toBe(true);
+    expect(outbox()).toEqual([{ sequence: 1, status: 'pending', queue_head: 1 }, { sequence: 2, status: 'delivered', queue_head: -2 }]);
+    expect((await claim(T0 + 7)).map((c) => c.message.sequence)).toEqual([1]);
   });
 });
 
