@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Store, StoreLifecycle } from '../store.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openSqliteDatabase, Sql } from './database.js';
 import { GroupCommit } from './group-commit.js';
 import { loadMigrations, migrate } from './migrate.js';
@@ -17,6 +18,9 @@ import { sqliteOAuth } from './sqlite-oauth.js';
 import { sqliteOverview } from './sqlite-overview.js';
 import { sqliteSubscriptions } from './sqlite-subscriptions.js';
 
+/** How often committed pages are copied into the database file (see checkpointer.ts). */
+const CHECKPOINT_INTERVAL_MS = 100;
+
 /** Opens a database file (or `:memory:`) with the store's settings; call migrate() before use. */
 export function openSqliteStore(filename: string): Store {
   return sqliteStore(openSqliteDatabase(filename));
@@ -26,8 +30,13 @@ export function openSqliteStore(filename: string): Store {
 export function sqliteStore(db: Database.Database): Store {
   const sql = new Sql(db);
   const reports = new GroupCommit(sql);
+  let checkpointer: Checkpointer | undefined;
+  if (!db.memory) {
+    db.pragma('wal_autocheckpoint = 0');
+    checkpointer = startCheckpointer({ filename: db.name, intervalMs: CHECKPOINT_INTERVAL_MS }, (message) => process.emitWarning(`WAL checkpoint failed: ${message}`));
+  }
   return {
-    ...lifecycle(sql, reports),
+    ...lifecycle(sql, reports, checkpointer),
     ...sqliteAccounts(sql),
     ...sqliteDevices(sql, reports),
     ...sqliteSubscriptions(sql),
@@ -39,7 +48,7 @@ export function sqliteStore(db: Database.Database): Store {
   };
 }
 
-function lifecycle(sql: Sql, reports: GroupCommit): StoreLifecycle {
+function lifecycle(sql: Sql, reports: GroupCommit, checkpointer: Checkpointer | undefined): StoreLifecycle {
   return {
     async migrate() {
       migrate(sql, loadMigrations(), Date.now());
@@ -49,6 +58,7 @@ function lifecycle(sql: Sql, reports: GroupCommit): StoreLifecycle {
     },
     async close() {
       reports.flush();
+      await checkpointer?.stop();
       sql.db.close();
     },
   };
