@@ -9,8 +9,9 @@
  * - report-to-delivery latency p50/p99 at a steady rate of reports through the admin API (issue 7's
  *   1,000/s, and a light 100/s), vs the raw POST's latency at that rate;
  * - with DATABASE_URL=postgres://…: the drain on a fresh database (created for the run, dropped
- *   after) by one node and by two `serve` processes sharing the backlog, and SQL statements per
- *   delivery from the servers' `store_statements_total` metric.
+ *   after) by one node and by two `serve` processes sharing the backlog, SQL statements per
+ *   delivery from the servers' `store_statements_total` metric, and (in the details) the CPU that
+ *   PostgreSQL's processes on this machine spent per delivery, beside the servers' own.
  *
  * Before the drain is timed, a warm-up backlog of another service (its own devices) is drained by the
  * same servers, as the HTTP scenarios warm up before they measure: a drain of a few seconds from a
@@ -37,7 +38,7 @@ import { createSender } from '../src/delivery/sender.js';
 import { randomId, systemClock } from '../src/ids.js';
 import { openStore } from '../src/store/index.js';
 import { ROOT } from './lib/build.js';
-import { cpuSecondsOf } from './lib/proc.js';
+import { cpuSecondsOf, cpuSecondsOfCommand } from './lib/proc.js';
 import { ceilingFigure, type Figure, type Scenario } from './lib/scenario.js';
 import { ADMIN_TOKEN, SERVER_CONDITIONS, startServer, type ServerUnderTest } from './lib/server.js';
 
@@ -269,6 +270,8 @@ interface Drain {
   perSecond: number;
   seconds: number;
   cpuUsPerDelivery: number;
+  /** Of every PostgreSQL process on this machine (none for SQLite, or a server elsewhere). */
+  postgresCpuUsPerDelivery: number | null;
   statementsPerDelivery: number | null;
 }
 
@@ -282,15 +285,17 @@ async function warmUp(servers: ServerUnderTest[], receiver: Receiver, w: World):
 }
 
 /** Enables the service through the first server and times the backlog's delivery by all of them. */
-async function drain(servers: ServerUnderTest[], receiver: Receiver, w: World, expected: string[]): Promise<Drain> {
+async function drain(servers: ServerUnderTest[], receiver: Receiver, w: World, expected: string[], kind: BenchDatabase['kind']): Promise<Drain> {
   await receiver.take();
   const cpuBefore = servers.map((s) => cpuSecondsOf(s.pid));
+  const postgresBefore = cpuSecondsOfCommand('postgres');
   const statementsBefore = await Promise.all(servers.map(statementsOf));
   const started = performance.now();
   await admin(servers[0]!, 'PATCH', `/services/${w.serviceId}`, { enabled: true });
   await until('the backlog to drain', async () => (await receiver.count()) >= expected.length);
   const seconds = (performance.now() - started) / 1000;
   const cpu = servers.reduce((sum, s, i) => sum + cpuSecondsOf(s.pid) - cpuBefore[i]!, 0);
+  const postgresAfter = cpuSecondsOfCommand('postgres');
   const statementsAfter = await Promise.all(servers.map(statementsOf));
   checkNoLoss('the drain', expected, await receiver.take());
   const statements = statementsAfter.every((n) => n !== null) && statementsBefore.every((n) => n !== null)
@@ -300,6 +305,8 @@ async function drain(servers: ServerUnderTest[], receiver: Receiver, w: World, e
     perSecond: expected.length / seconds,
     seconds: round(seconds, 3),
     cpuUsPerDelivery: round((cpu * 1e6) / expected.length, 1),
+    postgresCpuUsPerDelivery:
+      kind === 'PostgreSQL' && postgresBefore !== null && postgresAfter !== null ? round(((postgresAfter - postgresBefore) * 1e6) / expected.length, 1) : null,
     statementsPerDelivery: statements === null ? null : round(statements / expected.length, 2),
   };
 }
@@ -405,7 +412,7 @@ async function onDatabase(entry: string, receiver: Receiver, database: BenchData
   try {
     for (let i = 0; i < nodes; i++) servers.push(await startServer(entry, '', { DATABASE_URL: database.url, PHASE }));
     await warmUp(servers, receiver, w);
-    const drained = await drain(servers, receiver, w, expected);
+    const drained = await drain(servers, receiver, w, expected, database.kind);
     const latencies: Figure[] = [];
     if (withLatency) {
       const seconds = setting('BENCH_SECONDS', 5);

@@ -125,7 +125,7 @@ async function round(c: Contender, n: number): Promise<Round> {
   const started = performance.now();
   let delivered = 0;
   const now = at + 1000;
-  const request = { owner: 'bench', now, leaseMs: 30_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} };
+  const request = { owner: 'bench', now, leaseMs: 3_600_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} };
   let claimed = await c.store.claimDeliveries(request);
   while (claimed.length > 0) {
     const attempts = claimed.map((d) => ({

@@ -1,5 +1,5 @@
 /** What Linux says about a process (/proc): its memory, and the CPU time it has used. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** /proc/<pid>/stat counts CPU time in USER_HZ ticks, 100 per second on Linux. */
 const TICKS_PER_SECOND = 100;
@@ -20,4 +20,25 @@ export function cpuSecondsOf(pid: number): number {
   // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds used so far by the processes of this machine named `command` (e.g. `postgres`: its
+ * backends, WAL writer, autovacuum and the rest), read from /proc; null when there are none here.
+ * A process that exits between two readings takes its time with it: read around work that keeps them.
+ */
+export function cpuSecondsOfCommand(command: string): number | null {
+  let total = 0;
+  let found = false;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== command) continue;
+      total += cpuSecondsOf(Number(entry));
+      found = true;
+    } catch {
+      // Gone since the directory was listed.
+    }
+  }
+  return found ? total : null;
 }

@@ -99,7 +99,8 @@ export interface DeliveryArea {
   /**
    * Records attempts as recordAttempts does, then claims as claimDeliveries does, with the slots
    * those outcomes freed (`claim.inFlight` no longer counts them): the queues they moved on are
-   * claimed at once. SQLite commits both in one transaction; PostgreSQL runs one after the other.
+   * claimed at once. SQLite commits both in one transaction; PostgreSQL leases the next message of
+   * each queue moved on in the record's statement, then claims with the room left.
    */
   recordAndClaim(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, claim: ClaimRequest): Promise<RecordedAndClaimed>;
   /** A service's endpoint health (healthy when nothing was recorded); undefined for an unknown service. */

@@ -43,6 +43,18 @@ const RECHECK = (test: string) => `(${test}) IS TRUE`;
 const ASYNC_COMMIT = `SELECT set_config('synchronous_commit', 'off', true)`;
 
 /**
+ * A message `o` just leased, with its service `s`, as a ClaimedDelivery's parts (columns named as
+ * OutboxMessage's fields): the secrets valid at `now`.
+ */
+const LEASED = (now: string) => `o.message_id AS "messageId", o.service_id AS "serviceId", o.device_id AS "deviceId", o.kind,
+    o.push_type AS "pushType", o.sequence, o.body, o.status, o.attempts, o.created_at AS "createdAt",
+    o.next_attempt_at AS "nextAttemptAt", o.delivered_at AS "deliveredAt",
+    o.fencing_token AS "fencingToken", o.attempts - o.schedule_start + 1 AS "scheduleAttempt",
+    CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url,
+    ARRAY(SELECT w.secret FROM webhook_secrets w WHERE w.service_id = o.service_id AND (w.expires_at IS NULL OR w.expires_at > ${now})
+          ORDER BY w.created_at DESC, w.id DESC) AS secrets`;
+
+/**
  * Per service that can take messages and has room, its waiting queue heads due now, oldest due
  * first, as many as its room (one seek of outbox_ready each, never what waits behind a head); of
  * all those, the oldest due as many as the batch takes. Each head's order is checked again (one
@@ -89,13 +101,7 @@ const CLAIM = `WITH async_commit AS (${ASYNC_COMMIT}), expired AS (
   UPDATE outbox o SET status = 'delivering', lease_owner = $5, lease_expires_at = $6, fencing_token = o.fencing_token + 1
   FROM locked l, services s, async_commit
   WHERE o.id = l.id AND s.service_id = o.service_id
-  RETURNING l.rank, o.message_id AS "messageId", o.service_id AS "serviceId", o.device_id AS "deviceId", o.kind,
-    o.push_type AS "pushType", o.sequence, o.body, o.status, o.attempts, o.created_at AS "createdAt",
-    o.next_attempt_at AS "nextAttemptAt", o.delivered_at AS "deliveredAt",
-    o.fencing_token AS "fencingToken", o.attempts - o.schedule_start + 1 AS "scheduleAttempt",
-    CASE o.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END AS url,
-    ARRAY(SELECT w.secret FROM webhook_secrets w WHERE w.service_id = o.service_id AND (w.expires_at IS NULL OR w.expires_at > $1)
-          ORDER BY w.created_at DESC, w.id DESC) AS secrets
+  RETURNING l.rank, ${LEASED('$1')}
   ), chores AS (
     SELECT (SELECT count(*) FROM expired)::integer AS expired, EXISTS (SELECT 1 FROM message_sequences WHERE headless) AS headless,
       ARRAY(SELECT c.service_id FROM ${ENDPOINTS} c
@@ -224,6 +230,8 @@ async function hold(sql: Sql, serviceIds: string[]): Promise<void> {
  * marked headless, for the next claim to give it its head (LOCK_HEADLESS); marked in the same commit
  * as the outcome, a headless queue survives any crash. Before, every settle left its queue headless:
  * each claim then repaired heads in a transaction of its own, four round trips more per batch.
+ * Given a lease owner ($12, from recordAndClaim), a new head that can go out now is leased in the
+ * same update that makes it head: as many per service as its outcomes here freed slots, at most.
  */
 const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
@@ -275,7 +283,7 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     FOR UPDATE OF q
   ), next_heads AS MATERIALIZED (
     -- Skipped when another transaction holds it (an admin's resend): then the next claim repairs the queue, and none waits in a cycle.
-    SELECT o.id, l.service_id, l.device_id
+    SELECT o.id, l.service_id, l.device_id, o.status, o.next_attempt_at, o.kind
     FROM queue_locks l CROSS JOIN LATERAL (
       SELECT e.id FROM outbox e
       WHERE e.service_id = l.service_id AND e.device_id = l.device_id AND e.${OPEN}
@@ -284,8 +292,22 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     JOIN outbox o ON o.id = f.id
     WHERE ${RECHECK("o.status IN ('pending', 'held')")}
     FOR UPDATE OF o SKIP LOCKED
+  ), next_leases AS (
+    -- Given a lease owner ($12), each new head that can go out now goes in this statement, leased as a claim would lease it;
+    -- not to a service an outcome of this batch disabled.
+    SELECT h.id, $12::text IS NOT NULL AND h.status = 'pending' AND h.next_attempt_at <= $10
+        AND CASE h.kind WHEN 'push' THEN c.push_ok ELSE c.event_ok END
+        AND h.service_id NOT IN (SELECT service_id FROM judged WHERE disables IS NOT NULL) AS leases
+    FROM next_heads h JOIN ${ENDPOINTS} c ON c.service_id = h.service_id
   ), promoted AS (
-    UPDATE outbox o SET queue_head = true FROM next_heads h WHERE o.id = h.id AND NOT o.queue_head
+    UPDATE outbox o SET queue_head = true,
+      status = CASE WHEN n.leases THEN 'delivering' ELSE o.status END,
+      lease_owner = CASE WHEN n.leases THEN $12 ELSE o.lease_owner END,
+      lease_expires_at = CASE WHEN n.leases THEN $13::double precision ELSE o.lease_expires_at END,
+      fencing_token = o.fencing_token + CASE WHEN n.leases THEN 1 ELSE 0 END
+    FROM next_leases n, services s
+    WHERE o.id = n.id AND s.service_id = o.service_id AND (n.leases OR NOT o.queue_head)
+    RETURNING n.leases, ${LEASED('$10')}
   ), counted AS (
     -- NOT IN, a hashed subplan: as a join, estimated at one row each, it compared every queue with every head.
     UPDATE message_sequences q SET open_messages = q.open_messages - l.n,
@@ -306,11 +328,26 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     ON CONFLICT (service_id) DO UPDATE SET failing_since = EXCLUDED.failing_since,
       disabled_at = coalesce(d.disabled_at, EXCLUDED.disabled_at), disabled_reason = coalesce(d.disabled_reason, EXCLUDED.disabled_reason)
   )
-  SELECT coalesce(j.status, 'fenced') AS status FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos ORDER BY i.pos`;
+  SELECT i.pos, coalesce(j.status, 'fenced') AS status, NULL::jsonb AS leased FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos
+  UNION ALL
+  SELECT NULL, NULL, to_jsonb(p) - 'leases' FROM promoted p WHERE p.leases
+  ORDER BY 1`;
 
-async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
-  if (attempts.length === 0) return [];
-  const rows = await sql.all<{ status: RecordedStatus }>(
+/** A row of RECORD: an outcome's status at its position, or a new head it leased. */
+type RecordRow = { pos: number; status: RecordedStatus; leased: null } | { pos: null; status: null; leased: LeasedRow };
+
+type LeasedRow = OutboxMessage & { fencingToken: number; scheduleAttempt: number; url: string; secrets: string[] };
+
+/** Records the outcomes; given `lease`, also leases the new heads that can go out now. */
+async function record(
+  sql: Sql,
+  attempts: AttemptRecord[],
+  now: number,
+  disableAfterFailingMs: number,
+  lease?: { owner: string; expiresAt: number },
+): Promise<{ statuses: RecordedStatus[]; leased: ClaimedDelivery[] }> {
+  if (attempts.length === 0) return { statuses: [], leased: [] };
+  const rows = await sql.all<RecordRow>(
     RECORD,
     attempts.map((a) => a.messageId),
     attempts.map((a) => a.fencingToken),
@@ -323,18 +360,41 @@ async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, 
     attempts.map((a) => (a.verdict.kind === 'retry' ? a.verdict.nextAttemptAt : null)),
     now,
     disableAfterFailingMs,
+    lease?.owner ?? null,
+    lease?.expiresAt ?? null,
   );
-  const statuses = rows.map((r) => r.status);
+  const statuses: RecordedStatus[] = [];
+  const leased: ClaimedDelivery[] = [];
+  for (const row of rows) {
+    if (row.pos !== null) statuses.push(row.status);
+    else {
+      const { fencingToken, scheduleAttempt, url, secrets, ...message } = row.leased;
+      leased.push({ message, fencingToken, scheduleAttempt, url, secrets });
+    }
+  }
   // An endpoint disabled above holds every pending message of its service, not only these. Its own
   // statement suffices: meanwhile no claim takes them, since a claim leases only what an endpoint can take.
   if (statuses.includes('held')) await holdUndeliverable(sql);
-  return statuses;
+  return { statuses, leased };
 }
 
-/** One after the other: each is atomic on its own, and a claim never needed the record's transaction. */
+async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
+  return (await record(sql, attempts, now, disableAfterFailingMs)).statuses;
+}
+
+/**
+ * The queues the outcomes moved on get their next message leased in the record's own statement (as
+ * many as the outcomes freed slots of their service, at most); then a claim, one after the other,
+ * takes what room is left. While queues run deep, each batch is one statement and each message one
+ * update from waiting to leased, not a promotion and then a lease.
+ */
 async function recordAndClaim(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, request: ClaimRequest): Promise<RecordedAndClaimed> {
-  const statuses = await recordAttempts(sql, attempts, now, disableAfterFailingMs);
-  return { statuses, claimed: await claimDeliveries(sql, request) };
+  const { statuses, leased } = await record(sql, attempts, now, disableAfterFailingMs, { owner: request.owner, expiresAt: request.now + request.leaseMs });
+  const room = request.limit - leased.length;
+  if (room <= 0) return { statuses, claimed: leased };
+  const inFlight = { ...request.inFlight };
+  for (const { message } of leased) inFlight[message.serviceId] = (inFlight[message.serviceId] ?? 0) + 1;
+  return { statuses, claimed: [...leased, ...(await claimDeliveries(sql, { ...request, limit: room, inFlight }))] };
 }
 
 async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {

@@ -143,6 +143,15 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect(await statuses()).toEqual([['D1', 1, 'delivered'], ['D2', 1, 'delivered'], ['D1', 2, 'delivering'], ['D1', 3, 'pending']]);
   });
 
+  it('claims no queue moved on by a batch whose other outcome disabled the service, and holds it', async () => {
+    await fourMessages();
+    const [d1, d2] = await claim(T0 + 10);
+    const request = { owner: 'node-a', now: T0 + 200, leaseMs: LEASE, limit: 100, perEndpointLimit: 100, inFlight: {} };
+    const recorded = await store().recordAndClaim([attempt(d1!, { kind: 'delivered' }), attempt(d2!, { kind: 'gone' })], T0 + 200, FIVE_DAYS, request);
+    expect(recorded).toEqual({ statuses: ['delivered', 'held'], claimed: [] });
+    expect(await statuses()).toEqual([['D1', 1, 'delivered'], ['D2', 1, 'held'], ['D1', 2, 'held'], ['D1', 3, 'held']]);
+  });
+
   it('puts a resent earlier message back in front of its device\'s queue', async () => {
     await fourMessages();
     const [d1] = await claim(T0 + 10, { limit: 1 });
