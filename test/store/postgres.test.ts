@@ -229,6 +229,26 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(sent() - before).toBe(1);
       });
 
+      it('a batch of outcomes leases the next message of each queue it moved on in its own statement, and claims only when slots are left', async () => {
+        await threeQueues(store);
+        const request = { owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 8, inFlight: {} };
+        const first = await store.claimDeliveries(request);
+        const outcome = (c: (typeof first)[number]) => ({ messageId: c.message.messageId, fencingToken: c.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } });
+        const [d1, d2, d3] = first;
+
+        // Five of eight slots busy besides D1's: its successor is leased, six of eight are busy again, and that is all.
+        let before = sent();
+        const moved = await store.recordAndClaim([outcome(d1!)], T0 + 30, HOUR, { ...request, inFlight: { S1: 5 } });
+        expect(moved.claimed.map((c) => [c.message.deviceId, c.message.sequence, c.message.status])).toEqual([['D1', 2, 'delivering']]);
+        expect(sent() - before).toBe(1);
+
+        // D2 and D3 done with one slot of eight busy besides: their successors, three busy, and a claim for the room left.
+        before = sent();
+        const both = await store.recordAndClaim([outcome(d2!), outcome(d3!)], T0 + 40, HOUR, { ...request, inFlight: { S1: 1 } });
+        expect(both.claimed.map((c) => [c.message.deviceId, c.message.sequence]).sort()).toEqual([['D2', 2], ['D3', 2]]);
+        expect(sent() - before).toBe(2);
+      });
+
       it('are scraped as store_statements_total', async () => {
         const registry = new Registry();
         registerStoreMetrics(registry, store.capabilities.statementCounts);

@@ -328,13 +328,14 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     ON CONFLICT (service_id) DO UPDATE SET failing_since = EXCLUDED.failing_since,
       disabled_at = coalesce(d.disabled_at, EXCLUDED.disabled_at), disabled_reason = coalesce(d.disabled_reason, EXCLUDED.disabled_reason)
   )
-  SELECT i.pos, coalesce(j.status, 'fenced') AS status, NULL::jsonb AS leased FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos
+  SELECT i.pos, coalesce(j.status, 'fenced') AS status, j.service_id AS "serviceId", NULL::jsonb AS leased
+  FROM async_commit, input i LEFT JOIN judged j ON j.pos = i.pos
   UNION ALL
-  SELECT NULL, NULL, to_jsonb(p) - 'leases' FROM promoted p WHERE p.leases
+  SELECT NULL, NULL, NULL, to_jsonb(p) - 'leases' FROM promoted p WHERE p.leases
   ORDER BY 1`;
 
-/** A row of RECORD: an outcome's status at its position, or a new head it leased. */
-type RecordRow = { pos: number; status: RecordedStatus; leased: null } | { pos: null; status: null; leased: LeasedRow };
+/** A row of RECORD: an outcome's status at its position (with its service, unless fenced), or a new head it leased. */
+type RecordRow = { pos: number; status: RecordedStatus; serviceId: string | null; leased: null } | { pos: null; status: null; serviceId: null; leased: LeasedRow };
 
 type LeasedRow = OutboxMessage & { fencingToken: number; scheduleAttempt: number; url: string; secrets: string[] };
 
@@ -345,8 +346,8 @@ async function record(
   now: number,
   disableAfterFailingMs: number,
   lease?: { owner: string; expiresAt: number },
-): Promise<{ statuses: RecordedStatus[]; leased: ClaimedDelivery[] }> {
-  if (attempts.length === 0) return { statuses: [], leased: [] };
+): Promise<{ statuses: RecordedStatus[]; services: Set<string>; leased: ClaimedDelivery[] }> {
+  if (attempts.length === 0) return { statuses: [], services: new Set(), leased: [] };
   const rows = await sql.all<RecordRow>(
     RECORD,
     attempts.map((a) => a.messageId),
@@ -364,10 +365,13 @@ async function record(
     lease?.expiresAt ?? null,
   );
   const statuses: RecordedStatus[] = [];
+  const services = new Set<string>();
   const leased: ClaimedDelivery[] = [];
   for (const row of rows) {
-    if (row.pos !== null) statuses.push(row.status);
-    else {
+    if (row.pos !== null) {
+      statuses.push(row.status);
+      if (row.serviceId !== null) services.add(row.serviceId);
+    } else {
       const { fencingToken, scheduleAttempt, url, secrets, ...message } = row.leased;
       leased.push({ message, fencingToken, scheduleAttempt, url, secrets });
     }
@@ -375,7 +379,7 @@ async function record(
   // An endpoint disabled above holds every pending message of its service, not only these. Its own
   // statement suffices: meanwhile no claim takes them, since a claim leases only what an endpoint can take.
   if (statuses.includes('held')) await holdUndeliverable(sql);
-  return { statuses, leased };
+  return { statuses, services, leased };
 }
 
 async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number): Promise<RecordedStatus[]> {
@@ -385,15 +389,18 @@ async function recordAttempts(sql: Sql, attempts: AttemptRecord[], now: number, 
 /**
  * The queues the outcomes moved on get their next message leased in the record's own statement (as
  * many as the outcomes freed slots of their service, at most); then a claim, one after the other,
- * takes what room is left. While queues run deep, each batch is one statement and each message one
- * update from waiting to leased, not a promotion and then a lease.
+ * takes what room is left. While queues run deep, each message is one update from waiting to leased,
+ * not a promotion and then a lease, and most batches one statement: while every service of the
+ * batch still has three quarters of its slots busy, the claim for the few left waits for a batch
+ * that leaves more, and takes them all at once.
  */
 async function recordAndClaim(sql: Sql, attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, request: ClaimRequest): Promise<RecordedAndClaimed> {
-  const { statuses, leased } = await record(sql, attempts, now, disableAfterFailingMs, { owner: request.owner, expiresAt: request.now + request.leaseMs });
-  const room = request.limit - leased.length;
-  if (room <= 0) return { statuses, claimed: leased };
+  const { statuses, services, leased } = await record(sql, attempts, now, disableAfterFailingMs, { owner: request.owner, expiresAt: request.now + request.leaseMs });
   const inFlight = { ...request.inFlight };
   for (const { message } of leased) inFlight[message.serviceId] = (inFlight[message.serviceId] ?? 0) + 1;
+  const busy = [...services].every((serviceId) => (inFlight[serviceId] ?? 0) >= (request.perEndpointLimit * 3) / 4);
+  const room = request.limit - leased.length;
+  if (room <= 0 || (leased.length > 0 && busy)) return { statuses, claimed: leased };
   return { statuses, claimed: [...leased, ...(await claimDeliveries(sql, { ...request, limit: room, inFlight }))] };
 }
 
