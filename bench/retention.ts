@@ -20,6 +20,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { RETENTION_BATCH } from '../src/delivery/retention.js';
 import { openStore } from '../src/store/index.js';
+import { CLOSED } from '../src/store/sqlite/sqlite-outbox.js';
 import type { Store } from '../src/store/store.js';
 import { median, ratioFigure, type BenchSettings, type Figure, type Scenario } from './lib/scenario.js';
 
@@ -74,8 +75,8 @@ async function sqlitePair(): Promise<DatabasePair> {
         db.transaction(() => {
           db.prepare(
             `WITH RECURSIVE n (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
-             INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts, next_attempt_at, created_at, delivered_at)
-             SELECT printf('history-%08d', i), 'S1', 'D' || (i % ?), 'push', 'DEVICE_PUSH', i / ? + 1, ?, 'delivered', 1, ? + i, ? + i, ? + i FROM n`,
+             INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts, next_attempt_at, created_at, delivered_at, queue_head)
+             SELECT printf('history-%08d', i), 'S1', 'D' || (i % ?), 'push', 'DEVICE_PUSH', i / ? + 1, ?, 'delivered', 1, ? + i, ? + i, ? + i, ${CLOSED} FROM n`,
           ).run(HISTORY, DEVICES, DEVICES, BODY, T0 - 30 * DAY, T0 - 30 * DAY, T0 - 30 * DAY);
           db.prepare(ATTEMPTS).run();
           db.prepare(SEQUENCES).run();
