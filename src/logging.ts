@@ -11,7 +11,7 @@ import pino, { type Logger } from 'pino';
 // CommonJS: its class is a property of the module object (the default import) as well as the object itself.
 import sonicBoom from 'sonic-boom';
 
-/** Where the turn's lines go: sonic-boom, which writes without blocking and handles short writes and EAGAIN. */
+/** Where the turn's lines go: sonic-boom, which handles short writes and EAGAIN. */
 interface Sink {
   write(chunk: string): boolean;
   flushSync(): void;
@@ -48,7 +48,9 @@ let stdout: TurnBatchedStream | undefined;
 /** The one stream on stdout of this process, flushed at exit. */
 function stdoutStream(): TurnBatchedStream {
   if (!stdout) {
-    const sink = new sonicBoom.SonicBoom({ fd: process.stdout.fd ?? 1 });
+    // Written at once, as pino's own stdout is: a turn's lines are one write either way, and handing it
+    // to libuv's threads cost more than the write (1.9 against 1.4 µs of CPU per line, measured alone).
+    const sink = new sonicBoom.SonicBoom({ fd: process.stdout.fd ?? 1, sync: true });
     // A reader that went away (EPIPE) ends logging, not the process, as pino's own stdout does; sonic-boom's
     // flushSync would retry the write forever at exit.
     sink.on('error', (error: NodeJS.ErrnoException) => {
