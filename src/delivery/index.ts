@@ -7,7 +7,7 @@ import { createDeliveryMetrics, serviceLabeller } from '../metrics.js';
 import type { AttemptRecord } from '../store/areas/delivery.js';
 import type { Store } from '../store/store.js';
 import { Dispatcher, type DispatcherEvents } from './dispatcher.js';
-import { parseRetention, RETENTION_BATCH, sweepOldMessages } from './retention.js';
+import { parseRetention, RETENTION_BATCH, sweepInBatches, sweepOldMessages } from './retention.js';
 import { parseRetrySchedule } from './schedule.js';
 import { createSender } from './sender.js';
 import { startSweeper } from './sweeper.js';
@@ -123,6 +123,8 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
       await store.releaseHeld(now);
       await store.deleteExpiredEventSubscriptions(now);
       await sweepOldMessages(store, now - retentionMs, tuning.retentionBatch, signal);
+      // Not delivery's, but the same periodic chore: what the authorization server left expired.
+      await sweepInBatches((limit) => store.deleteExpiredOAuthRecords(now, limit), tuning.retentionBatch, signal);
     },
     (error) => log?.error({ err: error }, 'delivery sweep failed'),
   );

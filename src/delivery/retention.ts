@@ -14,19 +14,21 @@ export function parseRetention(text: string): number {
 }
 
 /**
- * Deletes the delivered and failed messages created before `before`, batch after batch, letting other
- * work run between them, until a batch comes back short or `signal` aborts (a drain does not wait for
- * a whole backlog). Returns how many.
+ * Deletes the delivered and failed messages created before `before`, batch after batch (see
+ * sweepInBatches). Returns how many.
  */
-export async function sweepOldMessages(
-  store: Pick<OutboxArea, 'deleteOldMessages'>,
-  before: number,
-  batch: number,
-  signal: AbortSignal,
-): Promise<number> {
+export function sweepOldMessages(store: Pick<OutboxArea, 'deleteOldMessages'>, before: number, batch: number, signal: AbortSignal): Promise<number> {
+  return sweepInBatches((limit) => store.deleteOldMessages(before, limit), batch, signal);
+}
+
+/**
+ * Runs `deleteBatch` batch after batch, letting other work run between them, until a batch comes
+ * back short or `signal` aborts (a drain does not wait for a whole backlog). Returns how many it deleted.
+ */
+export async function sweepInBatches(deleteBatch: (limit: number) => Promise<number>, batch: number, signal: AbortSignal): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const n = await store.deleteOldMessages(before, batch);
+    const n = await deleteBatch(batch);
     deleted += n;
     if (n < batch || signal.aborted) return deleted;
     // SQLite deletes synchronously: without this, a backlog would hold the event loop until it is all gone.

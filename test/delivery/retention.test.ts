@@ -1,7 +1,7 @@
 /**
  * Retention (DESIGN J): the delivery engine's sweeper deletes delivered and failed messages older than
  * MESSAGE_RETENTION, a batch at a time, and never one still waiting; the partner's webhook-sequence
- * keeps counting across the gap.
+ * keeps counting across the gap. The same sweep deletes the authorization server's expired records.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -116,5 +116,26 @@ describe('the delivery engine under MESSAGE_RETENTION', () => {
       [2, 'Second'],
       [3, 'Third'],
     ]);
+  });
+});
+
+describe("the delivery engine's sweep of the authorization server's records", () => {
+  let t: DeliveryApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('deletes the expired ones and keeps the rest', async () => {
+    t = await deliveryApp({}, { sweepMs: 50 });
+    const now = t.ctx.clock.now();
+    const record = (key: string, expiresAt: number | null) => ({ model: 'AccessToken', key, payload: '{}', grantId: null, userCode: null, uid: null, expiresAt, consumedAt: null });
+    await t.ctx.store.saveOAuthRecord(record('expired', now - 1));
+    await t.ctx.store.saveOAuthRecord(record('live', now + HOUR));
+    await t.ctx.store.saveOAuthRecord(record('forever', null));
+    // Looked for as of an hour ago, when it had not expired: found until the sweep deletes it.
+    await waitFor('the expired record to be deleted', async () => ((await t!.ctx.store.findOAuthRecord('AccessToken', 'expired', now - HOUR)) ? undefined : true));
+    expect(await t.ctx.store.findOAuthRecord('AccessToken', 'live', now)).toBeDefined();
+    expect(await t.ctx.store.findOAuthRecord('AccessToken', 'forever', now)).toBeDefined();
   });
 });

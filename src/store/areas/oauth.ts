@@ -51,6 +51,11 @@ export interface OAuthArea {
   destroyOAuthRecord(model: string, key: string): Promise<void>;
   /** Deletes every record of the grant (the grant's own carries its id as grantId): its codes and tokens stop working at once. */
   revokeOAuthGrant(grantId: string): Promise<void>;
+  /**
+   * The sweeper's delete: at most `limit` records expired at `now`, which no find returns any more.
+   * Returns how many.
+   */
+  deleteExpiredOAuthRecords(now: number, limit: number): Promise<number>;
 
   /**
    * Records the pair's share and connects the pair (keeping an existing connection as it is). An

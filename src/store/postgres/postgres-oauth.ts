@@ -52,6 +52,13 @@ export function postgresOAuth(sql: Sql): OAuthArea {
     async revokeOAuthGrant(grantId) {
       await sql.run('DELETE FROM oauth_records WHERE grant_id = $1', grantId);
     },
+    async deleteExpiredOAuthRecords(now, limit) {
+      return sql.run(
+        'DELETE FROM oauth_records WHERE (model, key) IN (SELECT model, key FROM oauth_records WHERE expires_at <= $1 LIMIT $2)',
+        now,
+        limit,
+      );
+    },
 
     async saveDeviceShare(share) {
       await sql.transaction(async (tx) => {

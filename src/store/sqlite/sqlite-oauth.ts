@@ -92,6 +92,9 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
     async revokeOAuthGrant(grantId) {
       sql.run('DELETE FROM oauth_records WHERE grant_id = ?', grantId);
     },
+    async deleteExpiredOAuthRecords(now, limit) {
+      return sql.run('DELETE FROM oauth_records WHERE rowid IN (SELECT rowid FROM oauth_records WHERE expires_at <= ? LIMIT ?)', now, limit);
+    },
 
     async saveDeviceShare(share) {
       sql.write(() => {

@@ -36,6 +36,19 @@ export function oauthContract(open: () => Promise<Store>): void {
     expect(await store().findOAuthRecord('AccessToken', 'c', T0)).toBeDefined();
   });
 
+  it('deletes the records expired at a time, at most as many as asked each time, and no other', async () => {
+    for (const key of ['e1', 'e2', 'e3']) await store().saveOAuthRecord(record('AccessToken', key, { expiresAt: T0 + HOUR - 1 }));
+    await store().saveOAuthRecord(record('AccessToken', 'live', { expiresAt: T0 + 2 * HOUR }));
+    await store().saveOAuthRecord(record('Session', 'forever', { expiresAt: null }));
+    expect(await store().deleteExpiredOAuthRecords(T0 + HOUR, 2)).toBe(2);
+    expect(await store().deleteExpiredOAuthRecords(T0 + HOUR, 2)).toBe(1);
+    expect(await store().deleteExpiredOAuthRecords(T0 + HOUR, 2)).toBe(0);
+    // Found at T0, when none had expired: gone, not only hidden.
+    for (const key of ['e1', 'e2', 'e3']) expect(await store().findOAuthRecord('AccessToken', key, T0)).toBeUndefined();
+    expect(await store().findOAuthRecord('AccessToken', 'live', T0 + HOUR)).toBeDefined();
+    expect(await store().findOAuthRecord('Session', 'forever', T0 + HOUR)).toBeDefined();
+  });
+
   it("records a pair's share and connects the pair; a new consent or an unlink ends the earlier grant but its access tokens", async () => {
     await addService(store(), 'S1');
     await addUser(store(), 'U1');

@@ -222,6 +222,8 @@ CREATE UNIQUE INDEX event_subscriptions_service_id_user_number_device_id_key ON 
 
 CREATE INDEX message_sequences_headless ON public.message_sequences USING btree (service_id, device_id) WHERE headless;
 
+CREATE INDEX oauth_records_expiry ON public.oauth_records USING btree (expires_at) WHERE (expires_at IS NOT NULL);
+
 CREATE INDEX oauth_records_grant ON public.oauth_records USING btree (grant_id) WHERE (grant_id IS NOT NULL);
 
 CREATE INDEX oauth_records_uid ON public.oauth_records USING btree (uid) WHERE (uid IS NOT NULL);

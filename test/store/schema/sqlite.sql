@@ -208,6 +208,8 @@ CREATE INDEX event_subscriptions_device ON event_subscriptions (device_id);
 
 CREATE INDEX event_subscriptions_expiry ON event_subscriptions (expires_at);
 
+CREATE INDEX oauth_records_expiry ON oauth_records (expires_at) WHERE expires_at IS NOT NULL;
+
 CREATE INDEX oauth_records_grant ON oauth_records (grant_id) WHERE grant_id IS NOT NULL;
 
 CREATE INDEX oauth_records_uid ON oauth_records (uid) WHERE uid IS NOT NULL;
