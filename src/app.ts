@@ -15,6 +15,7 @@ import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
 import { createLog, type ProcessLog } from './logging.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
+import { writeResponsesAtTurnEnd } from './socket-writes.js';
 
 export const BODY_LIMIT = 64 * 1024;
 /** The request line and headers together, as Node's parser counts them: the same bound as a body. */
@@ -84,6 +85,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
   });
   server.server.on('connect', connectRefusal(clock));
   server.server.on('checkExpectation', expectationRefusal(clock));
+  writeResponsesAtTurnEnd(server.server);
 
   // Bodies are parsed by us so that malformed and too deeply nested JSON answer 1000 in the envelope.
   server.removeContentTypeParser('application/json');
