@@ -20,7 +20,7 @@ async function connectedPair(): Promise<{ server: Socket; client: Socket; receiv
   const accepted = once(listener, 'connection') as Promise<[Socket]>;
   const client = connect((listener.address() as AddressInfo).port, '127.0.0.1');
   const [server] = await accepted;
-  writeAtTurnEnd(server);
+  writeAtTurnEnd(server, true);
   let text = '';
   client.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return { server, client, received: () => text };
@@ -65,16 +65,16 @@ describe('writes at the end of the turn', () => {
     client.destroy();
   });
 
-  it('drops a write held for a socket destroyed before the turn ended, without an error', async () => {
-    const { server, client } = await connectedPair();
+  it('sends a held write before the socket is destroyed, as a refusal written then closed is', async () => {
+    const { server, client, received } = await connectedPair();
     const errors: Error[] = [];
     server.on('error', (error) => errors.push(error));
-    server.write('never');
+    server.write('refused');
     server.destroy();
-    await turnEnd();
+    await once(client, 'close');
+    expect(received()).toBe('refused');
     await turnEnd();
     expect(errors).toEqual([]);
-    client.destroy();
   });
 
   it('answers every request of an HTTP server, each on its own connection', async () => {
