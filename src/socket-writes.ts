@@ -1,13 +1,13 @@
 /**
- * The responses of one turn of the event loop reach their sockets together, at the turn's end,
+ * The answers to GETs of one turn of the event loop reach their sockets together, at the turn's end,
  * one write after another.
  *
  * A write to a socket whose reader sleeps pays for waking it (on these virtual machines an interrupt
- * to another core), inside the write. Written as each was ready, the requests of a turn were
- * answered one at a time with a request's work between two writes, long enough for the client to
- * take the last answer and sleep again, so most writes woke it. Written back to back, one wake-up
- * serves many. Status read, in one run: 38 and 43 → 30 and 34 µs of CPU per request (issue 16).
- * A write waits at most for the next check phase (setImmediate's), microseconds under load.
+ * to another core), inside the write. Written as each was ready, the reads of a turn were answered
+ * one at a time with a request's work between two writes, long enough for the client to take the
+ * last answer and sleep again, so most writes woke it. Written back to back, one wake-up serves many.
+ * Status read, on a Xeon with two cores: 0.59 → 0.69 × raw node:http, 35 → 30 µs of CPU per request
+ * (issue 16, BENCHMARKS.md). A write waits at most for the next check phase (setImmediate's).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { Socket } from 'node:net';
@@ -73,7 +73,8 @@ export function writeAtTurnEnd(socket: Connection, holding = false): void {
  */
 export function writeResponsesAtTurnEnd(server: Server): void {
   server.on('connection', (socket: Socket) => writeAtTurnEnd(socket));
-  server.on('request', (request: IncomingMessage) => {
+  // Before the app's own listener, which may answer at once (a status read served from memory).
+  server.prependListener('request', (request: IncomingMessage) => {
     (request.socket as Connection)[deferred] = request.method === 'GET';
   });
 }

@@ -77,6 +77,28 @@ describe('writes at the end of the turn', () => {
     expect(errors).toEqual([]);
   });
 
+  it('holds the answer to a GET, from a connection\'s first request on, and writes any other at once', async () => {
+    const held: Record<string, number> = {};
+    const http = createHttpServer((req, res) => {
+      res.end('answer');
+      held[req.method!] = req.socket.writableLength;
+    });
+    servers.push(http);
+    writeResponsesAtTurnEnd(http);
+    http.listen(0, '127.0.0.1');
+    await once(http, 'listening');
+    const port = (http.address() as AddressInfo).port;
+    for (const method of ['GET', 'POST']) {
+      await new Promise<void>((resolve, reject) => {
+        request({ port, host: '127.0.0.1', method, agent: false }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end();
+      });
+    }
+    expect(held.GET).toBeGreaterThan(0);
+    expect(held.POST).toBe(0);
+  });
+
   it('answers every request of an HTTP server, each on its own connection', async () => {
     const http = createHttpServer((req, res) => res.end(`answer to ${req.url}`));
     servers.push(http);
