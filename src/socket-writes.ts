@@ -41,11 +41,10 @@ function hold(socket: Connection, pending: () => void): void {
 
 /**
  * The connection's writes wait for the end of the turn while it answers a GET (from the start when
- * `holding`). Through the stream's
- * own extension points (`_write`, `_writev`, `_destroy`), so that its buffering, order and
- * backpressure stay the stream's: it takes the next write only once this one is done. A write held
- * when the connection is destroyed goes first, as it would have gone before (a refusal written then
- * the connection closed).
+ * `holding`). Through the stream's own extension points (`_write`, `_writev`, `_destroy`), so that
+ * its buffering, order and backpressure stay the stream's: it takes the next write only once this
+ * one is done. A write held when the connection is destroyed goes first, as it would have gone
+ * before (a refusal written, then the connection closed).
  */
 export function writeAtTurnEnd(socket: Connection, holding = false): void {
   socket[deferred] = holding;
