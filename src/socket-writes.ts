@@ -48,15 +48,14 @@ function hold(socket: Connection, pending: () => void): void {
  */
 export function writeAtTurnEnd(socket: Connection, holding = false): void {
   socket[deferred] = holding;
+  // A write not held goes straight on, without a closure made for it (every control's answer).
   socket._write = (chunk, encoding, callback) => {
-    const pending = () => Socket.prototype._write.call(socket, chunk, encoding, callback);
-    if (socket[deferred]) hold(socket, pending);
-    else pending();
+    if (!socket[deferred]) return Socket.prototype._write.call(socket, chunk, encoding, callback);
+    hold(socket, () => Socket.prototype._write.call(socket, chunk, encoding, callback));
   };
   socket._writev = (chunks, callback) => {
-    const pending = () => Socket.prototype._writev!.call(socket, chunks, callback);
-    if (socket[deferred]) hold(socket, pending);
-    else pending();
+    if (!socket[deferred]) return Socket.prototype._writev!.call(socket, chunks, callback);
+    hold(socket, () => Socket.prototype._writev!.call(socket, chunks, callback));
   };
   socket._destroy = (error, callback) => {
     write(socket);
