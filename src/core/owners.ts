@@ -51,6 +51,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
+/** How an email is compared: a login's is stored so, and sign-in looks it up so. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** Compared against when the email is unknown, so that a wrong email takes as long as a wrong password; made at the first need. */
 let decoyHash: Promise<string> | undefined;
 
@@ -93,7 +98,7 @@ export class Owners {
 
   /** The email, normalized, when both are acceptable; 1102 otherwise. */
   checkLogin(email: string, password: string): string {
-    const normalized = email.trim().toLowerCase();
+    const normalized = normalizeEmail(email);
     if (!EMAIL.test(normalized)) throw fail('1102', `email must be an email address; got ${JSON.stringify(email)}.`);
     if (password.length < MIN_PASSWORD) throw fail('1102', `password must be at least ${MIN_PASSWORD} characters long.`);
     return normalized;
@@ -101,7 +106,7 @@ export class Owners {
 
   /** The user number of the owner with these credentials, or undefined. */
   async signIn(email: string, password: string): Promise<string | undefined> {
-    const login = await this.deps.store.findOwnerLogin(email.trim().toLowerCase());
+    const login = await this.deps.store.findOwnerLogin(normalizeEmail(email));
     const matches = await verifyPassword(password, login?.passwordHash ?? (await (decoyHash ??= hashPassword(randomBytes(16).toString('hex')))));
     return login && matches ? login.userNumber : undefined;
   }

@@ -7,12 +7,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
-import { SCOPES } from '../core/owners.js';
+import { normalizeEmail, SCOPES } from '../core/owners.js';
 import { ApiError } from '../errors.js';
 import { randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
 import { MOUNT, PARTNER_RESOURCE } from './constants.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { cookie, newSession, PRE_SESSION_COOKIE, readCookies, sessionUser, SESSION_COOKIE } from './session.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -61,9 +62,38 @@ function field(body: URLSearchParams, name: string): string {
   return body.get(name) ?? '';
 }
 
+/** An owner signed in, or the page's error and status: wrong credentials, or too many attempts (with Retry-After). */
+type SignIn = { userNumber: string } | { error: string; status: 401 | 429 };
+
+/** Checks the form's credentials, unless its email has had too many attempts (sign-in-throttle.ts). */
+type SignInCheck = (form: URLSearchParams, reply: FastifyReply) => Promise<SignIn>;
+
+function signInCheck(ctx: AppContext): SignInCheck {
+  const throttle = new SignInThrottle();
+  return async (form, reply) => {
+    const email = normalizeEmail(field(form, 'email'));
+    const verdict = throttle.take(email, ctx.clock.now());
+    if (!verdict.allowed) {
+      reply.header('retry-after', String(verdict.retryAfterSeconds));
+      return { error: `Too many sign-in attempts for this email; try again in ${waitText(verdict.retryAfterSeconds)}.`, status: 429 };
+    }
+    const userNumber = await ctx.owners.signIn(email, field(form, 'password'));
+    if (!userNumber) return { error: 'The email or the password is wrong.', status: 401 };
+    throttle.forgive(email);
+    return { userNumber };
+  };
+}
+
+function waitText(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? 'a second' : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes === 1 ? 'a minute' : `${minutes} minutes`;
+}
+
 export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { store, clock, owners } = ctx;
   const oauth = new LazyProvider(ctx);
+  const signIn = signInCheck(ctx);
   let keys: Promise<{ csrf: string; session: string }> | undefined;
   const secrets = () => (keys ??= Promise.all([store.sharedSecret('csrf-key', randomId(32)), store.sharedSecret('owner-session-key', randomId(32))]).then(([csrf, session]) => ({ csrf, session })));
 
@@ -92,7 +122,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     // The sign-in and consent steps of an authorization, bound to oidc-provider's interaction cookie.
     const interactionPath = (uid: string, step: string) => `${MOUNT}/interaction/${uid}/${step}`;
 
-    async function renderInteraction(request: FastifyRequest, reply: FastifyReply, error?: string): Promise<FastifyReply | void> {
+    async function renderInteraction(request: FastifyRequest, reply: FastifyReply, error?: string, status?: number): Promise<FastifyReply | void> {
       const { provider } = await oauth.get(request);
       const details = await provider.interactionDetails(request.raw, reply.raw);
       const { csrf, session } = await secrets();
@@ -106,7 +136,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         }
         const client = await provider.Client.find(String(details.params.client_id));
         const note = `Sign in to link your appliances to ${client?.clientName ?? 'an app'}.`;
-        return sendPage(reply, signInPage({ action: interactionPath(details.uid, 'login'), hidden }, { heading: 'Sign in', note, error }), error ? 401 : 200);
+        return sendPage(reply, signInPage({ action: interactionPath(details.uid, 'login'), hidden }, { heading: 'Sign in', note, error }), error ? (status ?? 401) : 200);
       }
       const service = await store.getService(String(details.params.client_id));
       const userNumber = details.session?.accountId;
@@ -137,11 +167,10 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     pages.post(`${MOUNT}/interaction/:uid/login`, { schema: { hide: true } }, async (request, reply) => {
       const checked = await checkedInteraction(request, reply);
       if (!checked) return reply;
-      const form = formOf(request);
-      const userNumber = await owners.signIn(field(form, 'email'), field(form, 'password'));
-      if (!userNumber) return renderInteraction(request, reply, 'The email or the password is wrong.');
+      const owner = await signIn(formOf(request), reply);
+      if (!('userNumber' in owner)) return renderInteraction(request, reply, owner.error, owner.status);
       reply.hijack();
-      await checked.provider.interactionFinished(request.raw, reply.raw, { login: { accountId: userNumber } }, { mergeWithLastSubmission: false });
+      await checked.provider.interactionFinished(request.raw, reply.raw, { login: { accountId: owner.userNumber } }, { mergeWithLastSubmission: false });
     });
 
     pages.post(`${MOUNT}/interaction/:uid/consent`, { schema: { hide: true } }, async (request, reply) => {
@@ -180,7 +209,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       );
     });
 
-    accountRoutes(pages, ctx, secrets, formOf);
+    accountRoutes(pages, ctx, secrets, formOf, signIn);
   });
 }
 
@@ -190,6 +219,7 @@ function accountRoutes(
   ctx: AppContext,
   secrets: () => Promise<{ csrf: string; session: string }>,
   formOf: (request: FastifyRequest) => URLSearchParams,
+  signIn: SignInCheck,
 ): void {
   const { owners, clock, config } = ctx;
   const cookies = (request: FastifyRequest) => readCookies(request.headers.cookie);
@@ -201,12 +231,12 @@ function accountRoutes(
     return userNumber && sessionId ? { userNumber, sessionId } : undefined;
   }
 
-  async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string): Promise<FastifyReply> {
+  async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string, status = 401): Promise<FastifyReply> {
     const { csrf } = await secrets();
     const pre = cookies(request).get(PRE_SESSION_COOKIE) ?? randomId(16);
     reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: isSecure(request, config.publicUrl) }));
     const form = { action: '/account/sign-in', hidden: csrfField(csrf, pre) };
-    return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error }), error ? 401 : 200);
+    return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error }), error ? status : 200);
   }
 
   async function showAccount(reply: FastifyReply, userNumber: string, sessionId: string, notice?: string): Promise<FastifyReply> {
@@ -238,9 +268,9 @@ function accountRoutes(
     const { csrf, session } = await secrets();
     const form = formOf(request);
     if (!csrfMatches(csrf, cookies(request).get(PRE_SESSION_COOKIE) ?? '', form.get(CSRF_FIELD))) return showSignIn(request, reply, 'The form expired; sign in again.');
-    const userNumber = await owners.signIn(field(form, 'email'), field(form, 'password'));
-    if (!userNumber) return showSignIn(request, reply, 'The email or the password is wrong.');
-    const value = newSession(session, userNumber, clock.now());
+    const owner = await signIn(form, reply);
+    if (!('userNumber' in owner)) return showSignIn(request, reply, owner.error, owner.status);
+    const value = newSession(session, owner.userNumber, clock.now());
     reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: isSecure(request, config.publicUrl) }));
     return reply.redirect('/account', 303);
   });

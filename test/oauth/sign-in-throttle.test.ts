@@ -1,0 +1,44 @@
+/** Sign-in attempts per email: five at once, then one a minute; the right password forgives. */
+import { describe, expect, it } from 'vitest';
+import { SignInThrottle } from '../../src/oauth/sign-in-throttle.js';
+
+const MINUTE = 60_000;
+
+describe('SignInThrottle', () => {
+  it('allows five attempts, then refuses with the wait until the next one', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 0; i < 5; i++) expect(throttle.take('owner@example.com', 0)).toEqual({ allowed: true });
+    expect(throttle.take('owner@example.com', 0)).toEqual({ allowed: false, retryAfterSeconds: 60 });
+    expect(throttle.take('owner@example.com', 45_000)).toEqual({ allowed: false, retryAfterSeconds: 15 });
+  });
+
+  it('gives back one attempt a minute', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 0; i < 5; i++) throttle.take('owner@example.com', 0);
+    expect(throttle.take('owner@example.com', MINUTE).allowed).toBe(true);
+    expect(throttle.take('owner@example.com', MINUTE).allowed).toBe(false);
+    expect(throttle.take('owner@example.com', 3 * MINUTE).allowed).toBe(true);
+    expect(throttle.take('owner@example.com', 3 * MINUTE).allowed).toBe(true);
+    expect(throttle.take('owner@example.com', 3 * MINUTE).allowed).toBe(false);
+  });
+
+  it('counts each email on its own', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 0; i < 6; i++) throttle.take('owner@example.com', 0);
+    expect(throttle.take('other@example.com', 0).allowed).toBe(true);
+  });
+
+  it('forgets an email once its owner signed in', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 0; i < 6; i++) throttle.take('owner@example.com', 0);
+    throttle.forgive('owner@example.com');
+    for (let i = 0; i < 5; i++) expect(throttle.take('owner@example.com', 0).allowed).toBe(true);
+  });
+
+  it('keeps a bounded number of emails, dropping the oldest', () => {
+    const throttle = new SignInThrottle();
+    for (let i = 0; i < 6; i++) throttle.take('first@example.com', 0);
+    for (let i = 0; i < 10_000; i++) throttle.take(`spray-${i}@example.com`, 0);
+    expect(throttle.take('first@example.com', 0).allowed).toBe(true);
+  });
+});
