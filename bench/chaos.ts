@@ -126,6 +126,8 @@ function summary(r: SetupResult): string {
     ...(r.lost ? [`  lost near          ${list(r.lostNear)}`] : []),
     ...r.lostReports.slice(0, 5).map((l) => `  lost               ${l.deviceId} ${l.source} #${l.n} sent at ${(l.sentAt / 1000).toFixed(1)} s, outbox: ${l.outbox}, ${l.nearest}`),
     ...r.orderExamples.slice(0, 5).map((example) => `  out of order       ${example}`),
+    ...(r.reportOrderViolations ? [`  late near          ${list(r.lateNear)}`] : []),
+    ...r.late.slice(0, 5).map((late) => `  applied late       ${late}`),
     ...r.logged.slice(0, 5).map((p) => `  logged             ${p.count} × ${p.message}`),
     `  verdict            ${verdict.length ? `FAIL: ${verdict.join('; ')}` : 'PASS'}`,
   ].join('\n');

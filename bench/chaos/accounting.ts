@@ -53,6 +53,8 @@ export interface Accounting {
    * lower webhook-sequence than the same source's earlier report, so the stored status went back.
    */
   reportOrderViolations: number;
+  /** The accepted reports behind those violations: each applied after a later report of its source. */
+  lateReports: Accepted[];
   /** The first few of either, described. */
   orderExamples: string[];
   /** Delivered changes of requests whose answer never came (the node died first): allowed. */
@@ -99,7 +101,7 @@ export function account(accepted: readonly Accepted[], arrivals: readonly Arriva
       carriers.set(key, (carriers.get(key) ?? new Set()).add(arrival.webhookId));
     }
   }
-  const acceptedKeys = new Set(accepted.map((a) => keyOf(a.deviceId, a)));
+  const acceptedByKey = new Map(accepted.map((a) => [keyOf(a.deviceId, a), a]));
   const delivery = arrivalOrderViolations(messages);
   const reports = sourceOrderViolations(messages);
   return {
@@ -111,8 +113,9 @@ export function account(accepted: readonly Accepted[], arrivals: readonly Arriva
     sameIdOtherBody,
     orderViolations: delivery.length,
     reportOrderViolations: reports.length,
-    orderExamples: [...delivery, ...reports].slice(0, ORDER_EXAMPLES),
-    unanswered: [...carriers.keys()].filter((key) => !acceptedKeys.has(key)).length,
+    lateReports: reports.flatMap(({ key }) => acceptedByKey.get(key) ?? []),
+    orderExamples: [...delivery, ...reports.map(({ text }) => text)].slice(0, ORDER_EXAMPLES),
+    unanswered: [...carriers.keys()].filter((key) => !acceptedByKey.has(key)).length,
     foreign: messages.filter((m) => m.changes.length === 0).length,
   };
 }
@@ -130,14 +133,16 @@ function arrivalOrderViolations(messages: readonly Arrival[]): string[] {
 }
 
 /** Each source sends a device's reports one after another, so by sequence its counters must rise. */
-function sourceOrderViolations(messages: readonly Arrival[]): string[] {
+function sourceOrderViolations(messages: readonly Arrival[]): { key: string; text: string }[] {
   const last = new Map<string, { n: number; sequence: number }>();
-  const violations: string[] = [];
+  const violations: { key: string; text: string }[] = [];
   for (const { deviceId, sequence, changes } of [...messages].sort((a, b) => a.sequence - b.sequence)) {
     for (const { source, n } of changes) {
       const key = `${deviceId} ${source}`;
       const before = last.get(key);
-      if (before && n < before.n) violations.push(`${deviceId}: ${source} #${n} has sequence ${sequence}, after #${before.n} at sequence ${before.sequence}`);
+      if (before && n < before.n) {
+        violations.push({ key: keyOf(deviceId, { source, n }), text: `${deviceId}: ${source} #${n} has sequence ${sequence}, after #${before.n} at sequence ${before.sequence}` });
+      }
       last.set(key, { n, sequence });
     }
   }

@@ -64,7 +64,7 @@ export interface LostReport extends Accepted {
   nearest: string;
 }
 
-export interface SetupResult extends Omit<Accounting, 'lost'> {
+export interface SetupResult extends Omit<Accounting, 'lost' | 'lateReports'> {
   setup: SetupName;
   nodes: number;
   durationS: number;
@@ -80,6 +80,10 @@ export interface SetupResult extends Omit<Accounting, 'lost'> {
   lostNear: Record<string, number>;
   /** The first lost reports, examined. */
   lostReports: LostReport[];
+  /** Reports applied after a later one of their source, by the kill or restart nearest to when they were sent. */
+  lateNear: Record<string, number>;
+  /** The first of those: which, when sent, and what happened nearest. */
+  late: string[];
   /** Messages left pending or delivering when the drain timed out, and messages that failed. */
   undrained: number;
   failedMessages: number;
@@ -159,7 +163,7 @@ export async function runSetup(setup: SetupName, settings: ChaosSettings, cleanu
   const accounting = account(load.accepted, receiver.arrivals);
   const lostReports = await examineLost(nodes[0]!.url, world.serviceId, accounting.lost.slice(0, LOST_EXAMINED), started, events);
   await Promise.all(nodes.map((node) => node.stop()));
-  const { lost, ...figures } = accounting;
+  const { lost, lateReports, ...figures } = accounting;
   return {
     setup,
     nodes: nodes.length,
@@ -173,6 +177,8 @@ export async function runSetup(setup: SetupName, settings: ChaosSettings, cleanu
     lost: lost.length,
     lostNear: countBy(lost.map((report) => nearest(events, report.sentAt / 1000)?.what ?? 'no event')),
     lostReports,
+    lateNear: countBy(lateReports.map((report) => nearest(events, report.sentAt / 1000)?.what ?? 'no event')),
+    late: lateReports.slice(0, LOST_EXAMINED).map((r) => `${r.deviceId} ${r.source} #${r.n} sent at ${(r.sentAt / 1000).toFixed(1)} s, acknowledged ${((r.at - r.sentAt) / 1000).toFixed(1)} s later, ${nearestEvent(events, r.sentAt / 1000)}`),
     ...drained,
     badSignatures: receiver.badSignatures(),
     receiverRefused: receiver.refused(),

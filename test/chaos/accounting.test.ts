@@ -39,6 +39,7 @@ describe('account', () => {
       sameIdOtherBody: 0,
       orderViolations: 0,
       reportOrderViolations: 0,
+      lateReports: [],
       orderExamples: [],
       unanswered: 0,
       foreign: 0,
@@ -71,10 +72,11 @@ describe('account', () => {
     expect(result.orderExamples).toEqual(['d1: sequence 1 arrived after sequence 2']);
   });
 
-  it('counts a report applied after a later report of the same source', () => {
-    const result = account([], [arrival('a', 'd1', 1, { mqtt: 2 }), arrival('b', 'd1', 2, { admin: 1 }), arrival('c', 'd1', 3, { mqtt: 1 })]);
+  it('counts a report applied after a later report of the same source, and names the late one', () => {
+    const result = account([accepted('d1', 'mqtt', 1), accepted('d1', 'mqtt', 2), accepted('d1', 'admin', 1)], [arrival('a', 'd1', 1, { mqtt: 2 }), arrival('b', 'd1', 2, { admin: 1 }), arrival('c', 'd1', 3, { mqtt: 1 })]);
     expect([result.orderViolations, result.reportOrderViolations]).toEqual([0, 1]);
     expect(result.orderExamples).toEqual(['d1: mqtt #1 has sequence 3, after #2 at sequence 1']);
+    expect(result.lateReports).toEqual([accepted('d1', 'mqtt', 1)]);
   });
 
   it('sets apart changes whose request went unanswered, changes the load did not make, and pushes', () => {
