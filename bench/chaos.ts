@@ -138,6 +138,8 @@ function figures(r: SetupResult): Figure[] {
   return [
     zero(`accepted reports lost (of ${r.accepted}, ${r.killsSurvived} kills survived)`, r.lost, 'reports'),
     zero('duplicates with a new webhook-id', r.duplicatesNewId, 'messages'),
+    zero('messages delivered out of order', r.orderViolations, 'messages'),
+    zero('reports applied out of the order they were sent', r.reportOrderViolations, 'reports'),
   ];
 }
 
