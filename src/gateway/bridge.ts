@@ -20,6 +20,7 @@
  *   read once the last is acknowledged), and a report of a device waits for the device's lock, which
  *   a command to that device holds until its result comes.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type MqttClient } from 'mqtt';
 import { DeviceInputRefused, DeviceNotRegistered } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
@@ -300,8 +301,17 @@ export class Bridge {
 
 /** A subscription of one of the cloud's connections that feeds the bridge; `stop()` ends it. */
 export interface Consumer {
-  stop(): Promise<void>;
+  /** Whether everything the broker had given the session was handled before it stopped. */
+  stop(): Promise<{ drained: boolean }>;
 }
+
+/**
+ * After unsubscribing, what the broker had already given this session keeps coming (Mosquitto
+ * queues a shared subscription's turns per member, connected or not): it is handled until nothing
+ * has come for DRAIN_QUIET_MS, for DRAIN_MS at most.
+ */
+const DRAIN_QUIET_MS = 200;
+const DRAIN_MS = 10_000;
 
 /** Why a message is left unacknowledged (mqtt.js then reads on without sending a PUBACK). */
 const NOT_TAKEN = new Error('the bridge has stopped');
@@ -315,10 +325,19 @@ const NOT_TAKEN = new Error('the bridge has stopped');
  */
 export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: string[], reporting: FaultReporting): Promise<Consumer> {
   let stopped = false;
+  /** mqtt.js hands over one message at a time: whether one is being handled, and when the last was done. */
+  let busy = false;
+  let lastDone = performance.now();
   client.handleMessage = (packet, callback) => {
-    const acknowledge = answerOnce(callback);
+    busy = true;
+    const acknowledge = answerOnce((error?: Error) => {
+      busy = false;
+      lastDone = performance.now();
+      callback(error);
+    });
     const { stream } = client;
     const redeliver = () => {
+      busy = false;
       reporting.logger.warn({ topic: packet.topic }, 'MQTT connection dropped so that the broker sends the message again');
       stream.destroy();
     };
@@ -345,14 +364,21 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
   const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
   if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
   return {
-    /** Unsubscribes first, so that the shared group's other nodes take over. */
+    /** Unsubscribes first, so that the shared group's other nodes take over, then handles what the session still holds. */
     async stop() {
+      let drained = false;
       if (client.connected) {
         await client.unsubscribeAsync(filters).catch((error: unknown) => reporting.logger.warn({ err: error }, 'MQTT unsubscribe failed'));
+        const deadline = performance.now() + DRAIN_MS;
+        while (client.connected && performance.now() < deadline && !drained) {
+          drained = !busy && performance.now() - lastDone >= DRAIN_QUIET_MS;
+          if (!drained) await sleep(DRAIN_QUIET_MS / 4);
+        }
       }
       // What still arrives is not handled, so it is not acknowledged either, and no PUBACK is written
       // once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
       stopped = true;
+      return { drained };
     },
   };
 }

@@ -71,8 +71,10 @@ async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string
   });
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger, metrics });
   const reporting = { logger, metrics };
-  // Ended with the session: a node that stops leaves nothing for the broker to keep for it.
-  const endAll = () => Promise.all([commands.endAsync(!commands.connected), reports.endAsync(!reports.connected, { properties: { sessionExpiryInterval: 0 } })]);
+  // Ended with the session once it holds nothing more (a node that stops leaves nothing for the
+  // broker to keep); otherwise the session stays, for a node started again under this name.
+  const endAll = (drained = true) =>
+    Promise.all([commands.endAsync(!commands.connected), reports.endAsync(!reports.connected, drained ? { properties: { sessionExpiryInterval: 0 } } : {})]);
   const consumers = await Promise.all([
     consumeFrom(commands, bridge, [RESULT_FILTER], reporting),
     consumeFrom(reports, bridge, storedFilters(sharedGroup), reporting),
@@ -81,11 +83,11 @@ async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string
     throw error;
   });
   const shutDown = async () => {
-    await Promise.all(consumers.map((consumer) => consumer.stop()));
+    const [, stored] = await Promise.all(consumers.map((consumer) => consumer.stop()));
     await bridge.stop();
     channel.close();
     // Not forced while connected, so that commands and acks in flight still go out.
-    await endAll();
+    await endAll(stored!.drained);
   };
   return { channel, port: null, mode: 'external', connected: () => commands.connected && reports.connected, close: once(shutDown) };
 }

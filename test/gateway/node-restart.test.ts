@@ -21,8 +21,8 @@ interface Node {
   reports: string[];
 }
 
-async function startNode(port: number, sharedGroup: string): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { env: { ...process.env, PORT: String(port), MQTT_URL: MOSQUITTO_URL, SHARED_GROUP: sharedGroup } });
+async function startNode(port: number, sharedGroup: string, settings: Record<string, string> = {}): Promise<Node> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { env: { ...process.env, ...settings, PORT: String(port), MQTT_URL: MOSQUITTO_URL, SHARED_GROUP: sharedGroup } });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const reports: string[] = [];
@@ -41,10 +41,17 @@ async function startNode(port: number, sharedGroup: string): Promise<Node> {
   return { child, reports };
 }
 
-async function kill(node: Node): Promise<void> {
+async function kill(node: Node, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
   const exited = new Promise((resolve) => node.child.once('exit', resolve));
-  node.child.kill('SIGKILL');
+  node.child.kill(signal);
   await exited;
+}
+
+/** Until `count` reports were taken, or 10 s. */
+async function taken(nodes: Node[], count: number): Promise<string[]> {
+  const all = () => nodes.flatMap((node) => node.reports);
+  for (const deadline = Date.now() + 10_000; all().length < count && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+  return all();
 }
 
 afterEach(async () => {
@@ -72,8 +79,24 @@ describe.runIf(await mosquittoReachable())('a node killed and started again on a
     await device.endAsync();
 
     const restarted = await startNode(port + 1, group);
-    const taken = () => [...survivor.reports, ...restarted.reports];
-    for (const deadline = Date.now() + 5000; taken().length < sent.length && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(taken().sort()).toEqual([...sent].sort());
+    expect((await taken([survivor, restarted], sent.length)).sort()).toEqual([...sent].sort());
+  });
+
+  it('stopped with SIGTERM, stores what the broker had given it before it goes', { timeout: 30_000 }, async () => {
+    const group = `drain-${randomId(6)}`;
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const survivor = await startNode(port, group);
+    // Slow to store, so that the broker has queued some of its share when it is told to stop.
+    const stopping = await startNode(port + 1, group, { REPORT_DELAY_MS: '20' });
+
+    const deviceId = `gw-${randomId(9)}`;
+    const device = await connectAsync(MOSQUITTO_URL, { clientId: `drain-${randomId(6)}`, reconnectPeriod: 0 });
+    const sent = Array.from({ length: 100 }, (_, n) => `${deviceId} ${n}`);
+    for (let n = 0; n < sent.length; n++) await device.publishAsync(topicOf(deviceId, 'state'), JSON.stringify({ n }), { qos: 1 });
+    await device.endAsync();
+    await kill(stopping, 'SIGTERM');
+
+    expect((await taken([survivor, stopping], sent.length)).sort()).toEqual([...sent].sort());
+    expect(stopping.reports.length).toBeGreaterThan(0);
   });
 });
