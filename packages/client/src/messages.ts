@@ -1,6 +1,9 @@
 /** The messages the interface delivers to a calling service's callback URLs (DESIGN A.8), as types. */
 import type { DeviceType } from './client.js';
 import type { DeviceTypes } from './generated/devices.js';
+import type { components } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
 
 /** What every message is about. */
 export interface Addressed {
@@ -8,26 +11,10 @@ export interface Addressed {
   deviceId: string;
 }
 
-export interface DeviceRegistered extends Addressed {
-  pushType: 'DEVICE_REGISTERED';
-  userNumber: string;
-  modelName: string;
-  deviceType: DeviceType;
-  alias: string;
-}
-
-export interface DeviceUnregistered extends Addressed {
-  pushType: 'DEVICE_UNREGISTERED';
-  userNumber: string;
-  deviceType: DeviceType;
-  alias: string;
-}
-
-export interface DeviceAliasChanged extends Addressed {
-  pushType: 'DEVICE_ALIAS_CHANGED';
-  userNumber: string;
-  alias: string;
-}
+/** The lifecycle messages as the server's `webhooks` declare them (generated from /openapi.json). */
+export type DeviceRegistered = Schemas['DeviceRegisteredMessage']['push'];
+export type DeviceUnregistered = Schemas['DeviceUnregisteredMessage']['push'];
+export type DeviceAliasChanged = Schemas['DeviceAliasChangedMessage']['push'];
 
 /** A notification a device raised; `pushCode` is one of its type's codes (narrow on `deviceType`). */
 export type DevicePush = {
