@@ -1,7 +1,8 @@
 /**
  * The owner's pages in a real browser (Debian's Chromium through playwright-core): signing in and
  * consenting to a subset of devices by keyboard-reachable labels, then /account, where a rename and
- * an unlink take effect; the service sees exactly the consented devices, then nothing (1202).
+ * an unlink take effect; the service sees exactly the consented devices, then nothing (1202). Past
+ * five wrong passwords for one email, the sign-in page says how long to wait.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoCountry } from '../../src/regions.js';
 import { hasChromium, launchBrowser } from '../helpers/browser.js';
 import { EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
 
@@ -74,5 +76,22 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
     await page.getByRole('button', { name: 'Unlink Laundry Pal' }).click();
     await page.getByText('No service is linked to your appliances.').waitFor();
     expect((await partner(s, 'GET', '/devices', tokens.access_token)).json().error.code).toBe('1202');
+  });
+
+  it('says how long to wait once an email had five wrong passwords', async () => {
+    const email = 'guessed@example.com';
+    await s.test.ctx.owners.createUser(demoCountry(s.test.ctx.config.region), { email, password: PASSWORD });
+    const page = await browser.newPage();
+    let status = 0;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      await page.goto(`${s.base}/account`);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(attempt < 5 ? `not the password ${attempt}` : PASSWORD);
+      const [answer] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/account/sign-in')), page.getByRole('button', { name: 'Sign in' }).click()]);
+      status = answer.status();
+    }
+    expect(status).toBe(429);
+    expect(await page.getByRole('alert').textContent()).toMatch(/^Too many sign-in attempts for this email; try again in \d+ seconds\.$/);
+    await page.screenshot({ path: join(SHOTS, 'sign-in-throttled.png'), fullPage: true });
   });
 });
