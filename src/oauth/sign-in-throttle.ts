@@ -15,6 +15,8 @@ export const SIGN_IN_LIMIT: RateLimit = { burst: 5, perSecond: 1 / 60 };
 
 /** Emails remembered at most: past that the oldest bucket goes (spraying many emails cannot grow memory). */
 const MAX_EMAILS = 10_000;
+/** An address is at most 320 characters (64 + @ + 255): a longer one is counted by its first 320. */
+const MAX_EMAIL_LENGTH = 320;
 
 export type SignInVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -25,11 +27,12 @@ export class SignInThrottle {
 
   /** Takes an attempt for `email` (normalized) at `now` (epoch ms). */
   take(email: string, now: number): SignInVerdict {
-    let bucket = this.#buckets.get(email);
+    const key = email.slice(0, MAX_EMAIL_LENGTH);
+    let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
       if (this.#buckets.size >= MAX_EMAILS) this.#buckets.delete(this.#buckets.keys().next().value!);
       bucket = { tokens: this.limit.burst, at: now };
-      this.#buckets.set(email, bucket);
+      this.#buckets.set(key, bucket);
     }
     if (takeTokens(bucket, 1, this.limit, now) === 1) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond)) };
@@ -37,6 +40,6 @@ export class SignInThrottle {
 
   /** The owner proved who they are: their earlier failures no longer count. */
   forgive(email: string): void {
-    this.#buckets.delete(email);
+    this.#buckets.delete(email.slice(0, MAX_EMAIL_LENGTH));
   }
 }
