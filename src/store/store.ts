@@ -11,6 +11,7 @@ import type { RateLimit } from '../core/model.js';
 import type { AccountsArea } from './areas/accounts.js';
 import type { DeliveryArea } from './areas/delivery.js';
 import type { DevicesArea } from './areas/devices.js';
+import type { LeasesArea } from './areas/leases.js';
 import type { OutboxArea } from './areas/outbox.js';
 import type { OAuthArea } from './areas/oauth.js';
 import type { OverviewArea } from './areas/overview.js';
@@ -27,7 +28,8 @@ export type Store = StoreLifecycle &
   OutboxArea &
   DeliveryArea &
   OverviewArea &
-  OAuthArea & { readonly capabilities: StoreCapabilities };
+  OAuthArea &
+  LeasesArea & { readonly capabilities: StoreCapabilities };
 
 export interface StoreLifecycle {
   /** Runs pending migrations. Idempotent. */

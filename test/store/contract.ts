@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/store.js';
 import { accountsContract } from './contract/accounts.js';
 import { devicesContract } from './contract/devices.js';
 import { fanoutContract } from './contract/fanout.js';
+import { leasesContract } from './contract/leases.js';
 import { oauthContract } from './contract/oauth.js';
 import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
@@ -31,5 +32,6 @@ export function storeContract(name: string, open: () => Promise<Store>, side?: S
     }
     describe('what operators browse', () => overviewContract(open));
     describe('owners and consent', () => oauthContract(open));
+    describe('leases: one node at a time', () => leasesContract(open));
   });
 }

@@ -10,6 +10,7 @@ import { openListenClient, openPool } from './pool.js';
 import { postgresAccounts } from './postgres-accounts.js';
 import { postgresDelivery } from './postgres-delivery.js';
 import { postgresDevices } from './postgres-devices.js';
+import { postgresLeases } from './postgres-leases.js';
 import { Notifications, notifyLookupChange } from './postgres-notify.js';
 import { postgresOutbox } from './postgres-outbox.js';
 import { postgresOAuth } from './postgres-oauth.js';
@@ -37,6 +38,7 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
     ...postgresDelivery(sql),
     ...postgresOverview(sql),
     ...postgresOAuth(sql),
+    ...postgresLeases(sql),
     capabilities: capabilities(sql, notifications, publishing),
   };
 }

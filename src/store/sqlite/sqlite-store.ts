@@ -13,6 +13,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { sqliteAccounts } from './sqlite-accounts.js';
 import { sqliteDelivery } from './sqlite-delivery.js';
 import { sqliteDevices } from './sqlite-devices.js';
+import { sqliteLeases } from './sqlite-leases.js';
 import { sqliteOutbox } from './sqlite-outbox.js';
 import { sqliteOAuth } from './sqlite-oauth.js';
 import { sqliteOverview } from './sqlite-overview.js';
@@ -44,6 +45,7 @@ export function sqliteStore(db: Database.Database): Store {
     ...sqliteDelivery(sql),
     ...sqliteOverview(sql),
     ...sqliteOAuth(sql),
+    ...sqliteLeases(sql),
     capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null },
   };
 }

@@ -84,6 +84,13 @@ CREATE TABLE event_subscriptions (
   PRIMARY KEY (id)
 );
 
+CREATE TABLE leases (
+  name text NOT NULL,
+  holder text NOT NULL,
+  expires_at double precision NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE message_sequences (
   service_id text NOT NULL,
   device_id text NOT NULL,

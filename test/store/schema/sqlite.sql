@@ -84,6 +84,13 @@ CREATE TABLE event_subscriptions (
   PRIMARY KEY (id)
 );
 
+CREATE TABLE leases (
+  name TEXT,
+  holder TEXT NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE message_sequences (
   service_id TEXT NOT NULL,
   device_id TEXT NOT NULL,
