@@ -47,20 +47,13 @@ export function maySubscribe(deviceId: string, topicFilter: string): boolean {
   return topicFilter === topicOf(deviceId, 'command');
 }
 
-/** The device → cloud kinds that are consumed once per deployment (through a shared subscription). */
-const SHARED_KINDS = ['state', 'push'] as const satisfies readonly TopicKind[];
-
 const everyDevice = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;
 
 /**
- * The filters of what the cloud stores. With a `sharedGroup`, reports and pushes go through
- * `$share/{group}/…` so that several nodes on one external broker each get a share, not a copy;
- * connection messages every node consumes itself (see gateway/bridge.ts for why).
+ * The filters of what the cloud stores: on an external broker, the deployment's one stream of what
+ * devices send, whose order is each device's (see gateway/device-stream.ts).
  */
-export function storedFilters(sharedGroup: string | null): string[] {
-  const shared = SHARED_KINDS.map((kind) => (sharedGroup ? `$share/${sharedGroup}/${everyDevice(kind)}` : everyDevice(kind)));
-  return [...shared, everyDevice('connection')];
-}
+export const DEVICE_FILTERS: readonly string[] = (['state', 'push', 'connection'] as const).map(everyDevice);
 
 /** The filter of command results, which every node consumes itself (see gateway/bridge.ts for why). */
 export const RESULT_FILTER = everyDevice('command/result');

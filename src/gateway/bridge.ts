@@ -1,24 +1,19 @@
 /**
  * The cloud's side of the broker (DESIGN B): the bridge hands what devices send to Devices. With the
  * embedded broker it takes each device publish in process, before the broker acknowledges it (see
- * broker.ts); with an external broker, two privileged MQTT connections per node consume it
- * (`consumeFrom`): one with a persistent session for what is stored (reports, pushes, connection
- * flags), one for command results, which also carries the commands the channel publishes.
+ * broker.ts); with an external broker, MQTT connections of the cloud's consume it (`consumeFrom`):
+ * what is stored (reports, pushes, connection flags) on the deployment's one persistent session, by
+ * one node at a time (device-stream.ts); command results on a connection of each node's own, which
+ * also carries the commands the channel publishes.
  *
  * Either way a QoS 1 message is acknowledged only once it is handled (DESIGN J): stored, or refused
  * and counted. One that could not be handled (the store failed) is not acknowledged, and comes again.
  *
- * With several nodes on one external broker:
- * - reports and pushes arrive through a shared subscription (`$share/{group}/…`), so each is
- *   processed by exactly one node;
- * - connection messages are consumed by every node: a shared subscription gets no retained
- *   messages, which are what re-syncs online flags when a node starts, and setting the same flag
- *   in the same per-topic order on every node leaves the last message's value;
- * - command results are consumed by every node too (per-node reply correlation): only the node
- *   that published a command holds its commandId, and the others ignore results they do not know.
- *   They come on a connection of their own: the stored kinds are taken one at a time (the next is
- *   read once the last is acknowledged), and a report of a device waits for the device's lock, which
- *   a command to that device holds until its result comes.
+ * Command results are consumed by every node (per-node reply correlation): only the node that
+ * published a command holds its commandId, and the others ignore results they do not know. They come
+ * on a connection of their own: the stored kinds are taken one at a time (the next is read once the
+ * last is acknowledged), and a report of a device waits for the device's lock, which a command to
+ * that device holds until its result comes.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type MqttClient } from 'mqtt';
@@ -49,24 +44,17 @@ export interface ServiceConnectionOptions {
   url: string;
   username?: string;
   password?: string;
-  /** What the connection is for, told apart in its client id (see startExternal in index.ts). */
-  role: 'commands' | 'reports';
+  /** `appliance-cloud:…`: the `:` keeps it out of the device id alphabet, so no device can take its session over. */
+  clientId: string;
   /**
-   * The node's name, the same when it starts again, so that a persistent session is taken up again
-   * (a new client id would leave what the broker queued for the old one undelivered); none: random.
+   * Given, the session is kept by the broker across reconnections and for this long after the
+   * connection ends: what it sent and got no acknowledgement for, it sends again to the next
+   * connection under the same client id, before what it queued meanwhile. Otherwise the session is clean.
    */
-  node?: string;
-  /**
-   * Kept by the broker across reconnections (and for SESSION_EXPIRY_S after the connection ends): what
-   * it sent and got no acknowledgement for, it sends again on reconnection.
-   */
-  persistentSession?: boolean;
+  sessionExpiryS?: number;
   connectTimeoutMs?: number;
   logger: GatewayLogger;
 }
-
-/** How long the broker keeps a persistent session of the cloud's whose connection is gone. */
-export const SESSION_EXPIRY_S = 60;
 
 /** The URL without credentials, for logs and errors. */
 export function redactUrl(url: string): string {
@@ -86,18 +74,17 @@ type HeldMessage = Parameters<MqttClient['handleMessage']>;
 const held = new WeakMap<MqttClient, HeldMessage[]>();
 
 /**
- * Connects a client of the cloud's over MQTT 5 (whose shared subscriptions are standard), with
+ * Connects a client of the cloud's over MQTT 5 (whose session expiry and reason codes it uses), with
  * automatic reconnection (mqtt.js then resubscribes by itself when the session is new). Fails when
  * the first connection is refused or does not come in time.
  */
 export async function connectService(options: ServiceConnectionOptions): Promise<MqttClient> {
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   const client = connect(options.url, {
-    // `:` keeps it out of the device id alphabet, so no device's client id can take this session over.
-    clientId: `appliance-cloud:${options.node ?? randomId(9)}:${options.role}`,
-    clean: !options.persistentSession,
+    clientId: options.clientId,
+    clean: options.sessionExpiryS === undefined,
     protocolVersion: 5,
-    ...(options.persistentSession ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
+    ...(options.sessionExpiryS === undefined ? {} : { properties: { sessionExpiryInterval: options.sessionExpiryS } }),
     reconnectPeriod: 1000,
     connectTimeout: timeoutMs,
     ...(options.username === undefined ? {} : { username: options.username }),
@@ -301,17 +288,16 @@ export class Bridge {
 
 /** A subscription of one of the cloud's connections that feeds the bridge; `stop()` ends it. */
 export interface Consumer {
-  /** Whether everything the broker had given the session was handled before it stopped. */
-  stop(): Promise<{ drained: boolean }>;
+  /**
+   * Takes nothing more (what still arrives is not acknowledged, so a kept session gets it again),
+   * and resolves once the message in hand, if any, is handled and acknowledged. The subscriptions
+   * stay: a kept session goes on queueing for whoever takes it up next.
+   */
+  stop(): Promise<void>;
 }
 
-/**
- * After unsubscribing, what the broker had already given this session keeps coming (Mosquitto
- * queues a shared subscription's turns per member, connected or not): it is handled until nothing
- * has come for DRAIN_QUIET_MS, for DRAIN_MS at most.
- */
-const DRAIN_QUIET_MS = 200;
-const DRAIN_MS = 10_000;
+/** How long stop() waits for the message in hand at most. */
+const STOP_MS = 10_000;
 
 /** Why a message is left unacknowledged (mqtt.js then reads on without sending a PUBACK). */
 const NOT_TAKEN = new Error('the bridge has stopped');
@@ -325,19 +311,18 @@ const NOT_TAKEN = new Error('the bridge has stopped');
  */
 export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: string[], reporting: FaultReporting): Promise<Consumer> {
   let stopped = false;
-  /** mqtt.js hands over one message at a time: whether one is being handled, and when the last was done. */
-  let busy = false;
-  let lastDone = performance.now();
+  /** mqtt.js hands over one message at a time: the one being handled, settled once it is answered. */
+  let inHand: Promise<void> | null = null;
   client.handleMessage = (packet, callback) => {
-    busy = true;
+    let answered!: () => void;
+    inHand = new Promise((resolve) => (answered = resolve));
     const acknowledge = answerOnce((error?: Error) => {
-      busy = false;
-      lastDone = performance.now();
+      answered();
       callback(error);
     });
     const { stream } = client;
     const redeliver = () => {
-      busy = false;
+      answered();
       reporting.logger.warn({ topic: packet.topic }, 'MQTT connection dropped so that the broker sends the message again');
       stream.destroy();
     };
@@ -350,7 +335,7 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
       { topic: packet.topic },
       async () => {
         const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain);
-        // What is not taken is not acknowledged either: the broker may give it to another node.
+        // What is not taken is not acknowledged either: the session's next holder gets it.
         if (!taken) return acknowledge(NOT_TAKEN);
         if ((await taken) === 'handled') return acknowledge();
         unhandled();
@@ -364,21 +349,9 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
   const refused = granted.filter((grant) => grant.qos > 2).map((grant) => grant.topic);
   if (refused.length) throw new Error(`The MQTT broker refused the subscriptions ${refused.join(', ')}`);
   return {
-    /** Unsubscribes first, so that the shared group's other nodes take over, then handles what the session still holds. */
     async stop() {
-      let drained = false;
-      if (client.connected) {
-        await client.unsubscribeAsync(filters).catch((error: unknown) => reporting.logger.warn({ err: error }, 'MQTT unsubscribe failed'));
-        const deadline = performance.now() + DRAIN_MS;
-        while (client.connected && performance.now() < deadline && !drained) {
-          drained = !busy && performance.now() - lastDone >= DRAIN_QUIET_MS;
-          if (!drained) await sleep(DRAIN_QUIET_MS / 4);
-        }
-      }
-      // What still arrives is not handled, so it is not acknowledged either, and no PUBACK is written
-      // once the connection has ended (ERR_STREAM_WRITE_AFTER_END).
       stopped = true;
-      return { drained };
+      if (inHand) await Promise.race([inHand, sleep(STOP_MS)]);
     },
   };
 }

@@ -6,10 +6,12 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';
 import { unreachable, type DeviceChannel } from '../core/channel.js';
-import { RESULT_FILTER, storedFilters } from '../device-protocol/topics.js';
+import { RESULT_FILTER } from '../device-protocol/topics.js';
+import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { Bridge, connectService, consumeFrom, redactUrl, type DeviceSink } from './bridge.js';
+import { Bridge, connectService, consumeFrom, redactUrl, type Consumer, type DeviceSink } from './bridge.js';
+import { startDeviceStream, type DeviceStream } from './device-stream.js';
 import { EmbeddedBroker } from './broker.js';
 import { MqttCommandChannel } from './channel.js';
 import type { GatewayLogger } from './logger.js';
@@ -24,6 +26,8 @@ export interface Gateway {
   mode: 'embedded' | 'external' | 'disabled';
   /** Whether the cloud's connection to the external broker is up, or the embedded one listens (for /ready); false when disabled. */
   connected(): boolean;
+  /** Whether what devices send comes to this node: on an external broker, to one node at a time (device-stream.ts). */
+  holdsDeviceStream(): boolean;
   /** Stops consuming, answers waiting commands with 2209, disconnects, and stops the embedded broker. */
   close(): Promise<void>;
 }
@@ -31,75 +35,76 @@ export interface Gateway {
 export interface GatewayDeps {
   config: Pick<Config, 'mqttPort' | 'mqttUrl' | 'host' | 'mode' | 'port'>;
   devices: DeviceSink;
-  store: Pick<Store, 'getDevice'>;
+  /** Devices' credentials for the embedded broker; the lease of the device stream on an external one. */
+  store: Pick<Store, 'getDevice' | 'holdLease' | 'releaseLease'>;
   logger: GatewayLogger;
   metrics?: Pick<Metrics, 'reportsRejected' | 'reportsFailed' | 'brokerFaults'>;
   /** Starts the embedded broker here instead of config.mqttPort/host; port 0 = ephemeral (tests). */
   listen?: { port: number; host?: string };
-  /** The shared-subscription group on an external broker: one name per deployment. */
-  sharedGroup?: string;
+  /** On an external broker, the deployment's name: one per deployment (tests: one per test). */
+  deployment?: string;
+  /** The device stream's lease and session (device-stream.ts), shorter in tests. */
+  leaseMs?: number;
+  sessionExpiryS?: number;
 }
 
-const DEFAULT_SHARED_GROUP = 'appliance-cloud';
+const DEFAULT_DEPLOYMENT = 'appliance-cloud';
 
 /** Starts the gateway the settings ask for. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, logger } = deps;
-  if (config.mqttUrl) return startExternal(deps, config.mqttUrl, deps.sharedGroup ?? DEFAULT_SHARED_GROUP);
+  if (config.mqttUrl) return startExternal(deps, config.mqttUrl);
   const listen = deps.listen ?? (config.mqttPort === 0 ? null : { port: config.mqttPort, host: config.host });
   if (!listen) {
     logger.info({}, 'MQTT gateway disabled: no MQTT_PORT and no MQTT_URL');
-    return { channel: unreachable('No MQTT broker is configured'), port: null, mode: 'disabled', connected: () => false, close: async () => undefined };
+    return { channel: unreachable('No MQTT broker is configured'), port: null, mode: 'disabled', connected: () => false, holdsDeviceStream: () => false, close: async () => undefined };
   }
   return startEmbedded(deps, listen);
 }
 
 /**
- * Bridge and channel over two connections to an external broker (see bridge.ts): `commands` publishes
- * commands and reads their results; `reports`, on a persistent session, reads what is stored.
+ * On an external broker: each node publishes commands and reads their results on a connection of
+ * its own, and one node at a time consumes what devices send (device-stream.ts).
  */
-async function startExternal(deps: GatewayDeps, url: string, sharedGroup: string): Promise<Gateway> {
+async function startExternal(deps: GatewayDeps, url: string): Promise<Gateway> {
   const { logger, metrics } = deps;
-  const commands = await connectService({ url, role: 'commands', logger });
-  const reports = await connectService({ url, role: 'reports', persistentSession: true, node: nodeName(deps.config), logger }).catch(async (error: unknown) => {
-    await commands.endAsync(true);
-    throw error;
-  });
+  const node = `${hostname()}:${process.pid}:${randomId(6)}`;
+  const commands = await connectService({ url, clientId: `appliance-cloud:${node}:commands`, logger });
   logger.info({ broker: redactUrl(url) }, 'MQTT gateway connected to an external broker');
   const channel = new MqttCommandChannel(async (topic, payload) => {
     await commands.publishAsync(topic, payload, { qos: 1 });
   });
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger, metrics });
   const reporting = { logger, metrics };
-  // Ended with the session once it holds nothing more (a node that stops leaves nothing for the
-  // broker to keep); otherwise the session stays, for a node started again under this name.
-  const endAll = (drained = true) =>
-    Promise.all([commands.endAsync(!commands.connected), reports.endAsync(!reports.connected, drained ? { properties: { sessionExpiryInterval: 0 } } : {})]);
-  const consumers = await Promise.all([
-    consumeFrom(commands, bridge, [RESULT_FILTER], reporting),
-    consumeFrom(reports, bridge, storedFilters(sharedGroup), reporting),
-  ]).catch(async (error: unknown) => {
-    await endAll();
+  let results: Consumer | undefined;
+  let stream: DeviceStream | undefined;
+  try {
+    results = await consumeFrom(commands, bridge, [RESULT_FILTER], reporting);
+    stream = await startDeviceStream({
+      url,
+      deployment: deps.deployment ?? DEFAULT_DEPLOYMENT,
+      node,
+      leases: deps.store,
+      bridge,
+      reporting,
+      logger,
+      ...(deps.leaseMs === undefined ? {} : { leaseMs: deps.leaseMs }),
+      ...(deps.sessionExpiryS === undefined ? {} : { sessionExpiryS: deps.sessionExpiryS }),
+    });
+  } catch (error) {
+    await commands.endAsync(true);
     throw error;
-  });
+  }
+  const devices = stream;
   const shutDown = async () => {
-    const [, stored] = await Promise.all(consumers.map((consumer) => consumer.stop()));
+    await devices.close();
+    await results!.stop();
     await bridge.stop();
     channel.close();
     // Not forced while connected, so that commands and acks in flight still go out.
-    await endAll(stored!.drained);
+    await commands.endAsync(!commands.connected);
   };
-  return { channel, port: null, mode: 'external', connected: () => commands.connected && reports.connected, close: once(shutDown) };
-}
-
-/**
- * The node's name on the broker: its host and HTTP port, which no other running node shares and
- * which it keeps when it starts again. Mosquitto hands a shared subscription's messages to a member
- * whose connection is gone as well, queued in its session; only a node started again under the same
- * client id gets them. Only `serve` binds its port as set (see server.ts); other modes get a random one.
- */
-function nodeName(config: Pick<Config, 'mode' | 'port'>): string | undefined {
-  return config.mode === 'serve' ? `${hostname()}:${config.port}` : undefined;
+  return { channel, port: null, mode: 'external', connected: () => commands.connected && devices.healthy(), holdsDeviceStream: () => devices.holding(), close: once(shutDown) };
 }
 
 /** The embedded broker, whose device publishes the bridge takes in process (no loopback connection). */
@@ -118,7 +123,7 @@ async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: s
     }
     await broker.close();
   };
-  return { channel, port, mode: 'embedded', connected: () => broker.listening(), close: once(shutDown) };
+  return { channel, port, mode: 'embedded', connected: () => broker.listening(), holdsDeviceStream: () => broker.listening(), close: once(shutDown) };
 }
 
 /** `close()` that runs once, however often it is called. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mayPublish, maySubscribe, parseTopic, RESULT_FILTER, storedFilters, topicOf, TOPIC_KINDS } from '../../src/device-protocol/topics.js';
+import { mayPublish, maySubscribe, parseTopic, RESULT_FILTER, DEVICE_FILTERS, topicOf, TOPIC_KINDS } from '../../src/device-protocol/topics.js';
 
 describe('device protocol topics (DESIGN B)', () => {
   it('builds and parses every kind of the contract', () => {
@@ -40,9 +40,8 @@ describe('device protocol topics (DESIGN B)', () => {
     }
   });
 
-  it('shares reports and pushes across nodes, but not connection messages and command results', () => {
-    expect(storedFilters(null)).toEqual(['appliance/+/state', 'appliance/+/push', 'appliance/+/connection']);
-    expect(storedFilters('cloud')).toEqual(['$share/cloud/appliance/+/state', '$share/cloud/appliance/+/push', 'appliance/+/connection']);
+  it('consumes what devices send as one stream, and command results apart', () => {
+    expect(DEVICE_FILTERS).toEqual(['appliance/+/state', 'appliance/+/push', 'appliance/+/connection']);
     expect(RESULT_FILTER).toBe('appliance/+/command/result');
   });
 });

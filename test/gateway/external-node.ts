@@ -1,15 +1,20 @@
 /**
  * A `serve` node's gateway on an external broker, alone in a process of its own so that a test can
- * kill it with SIGKILL: `ready` once it consumes, then `report {deviceId} {n}` for each report it takes.
- * Settings: PORT, MQTT_URL, SHARED_GROUP; REPORT_DELAY_MS, how long each report takes to store (0).
+ * kill it with SIGKILL: `ready` once started, `holding` once it consumes the device stream, then
+ * `report {deviceId} {n}` for each report it takes, in the order taken.
+ * Settings: MQTT_URL; DATABASE_URL, the store the nodes share (their lease); DEPLOYMENT;
+ * REPORT_DELAY_MS, how long each report takes to store (0).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
 import { startGateway } from '../../src/gateway/index.js';
+import { openStore } from '../../src/store/index.js';
+import { TEST_STREAM } from './settings.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const delayMs = Number(process.env.REPORT_DELAY_MS ?? 0);
-const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: process.env.PORT, MQTT_URL: process.env.MQTT_URL });
+const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: '0', MQTT_URL: process.env.MQTT_URL });
+const store = await openStore(process.env.DATABASE_URL!);
 const gateway = await startGateway({
   config,
   devices: {
@@ -20,9 +25,20 @@ const gateway = await startGateway({
     push: async () => undefined,
     setConnection: async () => undefined,
   },
-  store: { getDevice: async () => undefined },
+  store,
   logger: quiet,
-  sharedGroup: process.env.SHARED_GROUP!,
+  deployment: process.env.DEPLOYMENT!,
+  ...TEST_STREAM,
 });
 process.stdout.write('ready\n');
-process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+const watch = setInterval(() => {
+  if (!gateway.holdsDeviceStream()) return;
+  process.stdout.write('holding\n');
+  clearInterval(watch);
+}, 20);
+process.once('SIGTERM', () =>
+  void gateway
+    .close()
+    .then(() => store.close())
+    .then(() => process.exit(0)),
+);

@@ -17,7 +17,9 @@ import type { Metrics } from '../../src/metrics.js';
 import { timerScheduler } from '../../src/sim/scheduler.js';
 import { createWorld, testStore, type World } from '../helpers/app.js';
 
-export const MOSQUITTO_URL = 'mqtt://127.0.0.1:1883';
+import { MOSQUITTO_URL, TEST_STREAM } from './settings.js';
+
+export { MOSQUITTO_URL };
 export type BrokerKind = 'embedded' | 'mosquitto';
 
 /** Whether something accepts TCP connections on the Mosquitto port. */
@@ -55,7 +57,7 @@ export interface Cloud {
   addDevice(): Promise<RealDevice>;
   /** Connects a device client; it is closed with the cloud. */
   connect(device: RealDevice, options?: Partial<DeviceClientOptions>): Promise<DeviceClient>;
-  /** Another node of the same deployment: a second gateway over the same store and shared group. */
+  /** Another node of the same deployment: a second gateway over the same store. */
   addNode(): Promise<Gateway>;
   close(): Promise<void>;
 }
@@ -72,8 +74,8 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
   let gateway: Gateway | null = null;
   const { server: app, metrics } = await buildApp(ctx, { broker: () => gateway?.connected() ?? false });
   await app.ready();
-  // A group per test, so that tests sharing one Mosquitto never take each other's reports.
-  const sharedGroup = `test-${randomId(6)}`;
+  // A deployment per test, so that tests sharing one Mosquitto never take each other's reports.
+  const deployment = `test-${randomId(6)}`;
   const start = () =>
     startGateway({
       config,
@@ -81,7 +83,8 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
       store,
       logger: app.log,
       metrics,
-      sharedGroup,
+      deployment,
+      ...TEST_STREAM,
       ...(broker === 'embedded' ? { listen: { port: 0, host: '127.0.0.1' } } : {}),
     });
   const started = await start();

@@ -216,14 +216,32 @@ describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external 
     expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toHaveLength(6);
   });
 
-  it('learns from the retained connection message that a device is online when a node starts', async () => {
+  it('learns from the retained connection message that a device is online when a node takes the device stream over', async () => {
     await cloud.connect(device);
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
-    // A stale flag, as after a restart; a node that starts now gets the retained `online: true`.
+    const second = await cloud.addNode();
+    // A stale flag, as after a restart; the node that takes over subscribes, and gets the retained `online: true`.
     await cloud.ctx.store.setOnline(device.deviceId, false);
-    await cloud.addNode();
+    await cloud.gateway.close();
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    expect(second.connected()).toBe(true);
   });
+
+  it("stores a device's reports in the order sent across a hand-over from one node to the next", async () => {
+    await cloud.addNode();
+    await p.subscribeEvents(device.deviceId);
+    const client = await cloud.connect(device);
+    const levels = Array.from({ length: 40 }, (_, n) => 20 + n);
+    const sending = (async () => {
+      for (const level of levels) await client.report({ humidity: { currentHumidity: level } });
+    })();
+    await sleep(20);
+    await cloud.gateway.close();
+    await sending;
+    await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: levels.at(-1) } }));
+    const newestFirst = (await p.messages(device.deviceId, 'DEVICE_STATUS')).map((m) => (m.event?.report as { humidity: { currentHumidity: number } }).humidity.currentHumidity);
+    expect(newestFirst.reverse()).toEqual(levels);
+  }, 20_000);
 });
 
 describe('embedded broker access rules (DESIGN B)', () => {

@@ -7,7 +7,8 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const deps = (settings: Record<string, string>): GatewayDeps => ({
   config: loadConfig('test', settings),
   devices: { reports: async (_deviceId, reports) => reports, push: async () => undefined, setConnection: async () => undefined },
-  store: { getDevice: async () => undefined },
+  // The external broker here refuses before any lease is asked for.
+  store: { getDevice: async () => undefined, holdLease: async () => true, releaseLease: async () => undefined },
   logger: quiet,
 });
 const device = { deviceId: 'dev-1' } as Device;

@@ -1,102 +1,136 @@
 /**
- * Several nodes on an external broker (DESIGN J): a node killed with SIGKILL and started again loses
- * none of the reports the broker accepted meanwhile. Mosquitto gives a shared subscription's members
- * their turns whether connected or not, so a killed node's session queues its share until the node
- * takes the session up again under its old client id.
+ * Several nodes on an external broker (DESIGN B, J): what devices send is consumed by one node at a
+ * time, on the deployment's one session. A node killed with SIGKILL, stopped with SIGTERM, or killed
+ * and started again alone, loses none of the reports the broker accepted, and every report of a
+ * device is taken after the ones sent before it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectAsync } from 'mqtt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import { randomId } from '../../src/ids.js';
-import { MOSQUITTO_URL, mosquittoReachable } from './fixture.js';
+import { mosquittoReachable } from './fixture.js';
+import { MOSQUITTO_URL } from './settings.js';
 
 const SCRIPT = fileURLToPath(new URL('./external-node.ts', import.meta.url));
 const running = new Set<ChildProcessWithoutNullStreams>();
+const dir = mkdtempSync(join(tmpdir(), 'node-restart-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Node {
   child: ChildProcessWithoutNullStreams;
-  /** `{deviceId} {n}` of every report it took. */
+  /** `{deviceId} {n}` of every report it took, in the order taken. */
   reports: string[];
+  /** Whether it consumes the device stream (it said so). */
+  holding: boolean;
 }
 
-async function startNode(port: number, sharedGroup: string, settings: Record<string, string> = {}): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { env: { ...process.env, ...settings, PORT: String(port), MQTT_URL: MOSQUITTO_URL, SHARED_GROUP: sharedGroup } });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  const reports: string[] = [];
-  let pending = '';
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the node exited with ${code}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      const lines = (pending + chunk.toString()).split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('report ')) reports.push(line.slice('report '.length));
-      }
+/** A deployment of nodes on one store (a SQLite file they share) and one broker. */
+function deployment() {
+  const env = { MQTT_URL: MOSQUITTO_URL, DEPLOYMENT: `restart-${randomId(6)}`, DATABASE_URL: `sqlite:${join(dir, `${randomId(6)}.db`)}` };
+  return async (settings: Record<string, string> = {}): Promise<Node> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { env: { ...process.env, ...env, ...settings } });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    const node: Node = { child, reports: [], holding: false };
+    let pending = '';
+    await new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the node exited with ${code}`)));
+      child.stdout.on('data', (chunk: Buffer) => {
+        const lines = (pending + chunk.toString()).split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) {
+          if (line === 'ready') resolve();
+          else if (line === 'holding') node.holding = true;
+          else if (line.startsWith('report ')) node.reports.push(line.slice('report '.length));
+        }
+      });
     });
-  });
-  return { child, reports };
+    return node;
+  };
 }
 
-async function kill(node: Node, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+async function stop(node: Node, signal: NodeJS.Signals): Promise<void> {
   const exited = new Promise((resolve) => node.child.once('exit', resolve));
   node.child.kill(signal);
   await exited;
 }
 
-/** Until `count` reports were taken, or 10 s. */
-async function taken(nodes: Node[], count: number): Promise<string[]> {
-  const all = () => nodes.flatMap((node) => node.reports);
-  for (const deadline = Date.now() + 10_000; all().length < count && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-  return all();
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 15_000; !check(); ) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Publishes `count` reports of a new device at QoS 1, one after another; returns them as the nodes print them. */
+async function publish(count: number, onSent?: (n: number) => Promise<void>): Promise<string[]> {
+  const deviceId = `gw-${randomId(9)}`;
+  const device = await connectAsync(MOSQUITTO_URL, { clientId: `restart-${randomId(6)}`, reconnectPeriod: 0 });
+  const sent: string[] = [];
+  for (let n = 0; n < count; n++) {
+    await device.publishAsync(topicOf(deviceId, 'state'), JSON.stringify({ n }), { qos: 1 });
+    sent.push(`${deviceId} ${n}`);
+    await onSent?.(n);
+  }
+  await device.endAsync();
+  return sent;
+}
+
+/** What the nodes took, one after the other, with a report taken again right after a kill counted once. */
+function takenInTurn(nodes: Node[]): string[] {
+  return nodes.flatMap((node) => node.reports).filter((report, i, all) => report !== all[i - 1]);
 }
 
 afterEach(async () => {
-  await Promise.all(
-    [...running].map((child) => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      return exited;
-    }),
-  );
+  await Promise.all([...running].map((child) => stop({ child, reports: [], holding: false }, 'SIGTERM')));
 });
 
-describe.runIf(await mosquittoReachable())('a node killed and started again on an external broker (DESIGN J)', () => {
-  it('gets the reports the broker queued for it while it was down', { timeout: 30_000 }, async () => {
-    const group = `restart-${randomId(6)}`;
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const survivor = await startNode(port, group);
-    const killed = await startNode(port + 1, group);
-    await kill(killed);
+describe.runIf(await mosquittoReachable())('nodes of one deployment on an external broker (DESIGN B, J)', () => {
+  it('the only node, killed and started again, gets in order the reports the broker kept meanwhile', { timeout: 30_000 }, async () => {
+    const start = deployment();
+    const killed = await start();
+    await until(() => killed.holding, 'the node consumes');
+    await stop(killed, 'SIGKILL');
 
-    const deviceId = `gw-${randomId(9)}`;
-    const device = await connectAsync(MOSQUITTO_URL, { clientId: `restart-${randomId(6)}`, reconnectPeriod: 0 });
-    const sent = Array.from({ length: 20 }, (_, n) => `${deviceId} ${n}`);
-    for (let n = 0; n < sent.length; n++) await device.publishAsync(topicOf(deviceId, 'state'), JSON.stringify({ n }), { qos: 1 });
-    await device.endAsync();
-
-    const restarted = await startNode(port + 1, group);
-    expect((await taken([survivor, restarted], sent.length)).sort()).toEqual([...sent].sort());
+    const sent = await publish(20);
+    const restarted = await start();
+    await until(() => restarted.reports.length >= sent.length, 'every report is taken');
+    expect(restarted.reports).toEqual(sent);
   });
 
-  it('stopped with SIGTERM, stores what the broker had given it before it goes', { timeout: 30_000 }, async () => {
-    const group = `drain-${randomId(6)}`;
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const survivor = await startNode(port, group);
-    // Slow to store, so that the broker has queued some of its share when it is told to stop.
-    const stopping = await startNode(port + 1, group, { REPORT_DELAY_MS: '20' });
+  it('when the node consuming is killed, the next takes over where it stopped, in order', { timeout: 30_000 }, async () => {
+    const start = deployment();
+    const first = await start({ REPORT_DELAY_MS: '5' });
+    await until(() => first.holding, 'the first node consumes');
+    const second = await start({ REPORT_DELAY_MS: '5' });
+    expect(second.holding).toBe(false);
 
-    const deviceId = `gw-${randomId(9)}`;
-    const device = await connectAsync(MOSQUITTO_URL, { clientId: `drain-${randomId(6)}`, reconnectPeriod: 0 });
-    const sent = Array.from({ length: 100 }, (_, n) => `${deviceId} ${n}`);
-    for (let n = 0; n < sent.length; n++) await device.publishAsync(topicOf(deviceId, 'state'), JSON.stringify({ n }), { qos: 1 });
-    await device.endAsync();
-    await kill(stopping, 'SIGTERM');
+    const sent = await publish(100, async (n) => {
+      if (n === 40) await stop(first, 'SIGKILL');
+    });
+    await until(() => takenInTurn([first, second]).length >= sent.length, 'every report is taken');
+    expect(first.reports.length).toBeGreaterThan(0);
+    expect(second.holding).toBe(true);
+    expect(takenInTurn([first, second])).toEqual(sent);
+  });
 
-    expect((await taken([survivor, stopping], sent.length)).sort()).toEqual([...sent].sort());
+  it('when the node consuming stops with SIGTERM, it stores what it took and the next goes on from there', { timeout: 30_000 }, async () => {
+    const start = deployment();
+    const stopping = await start({ REPORT_DELAY_MS: '20' });
+    await until(() => stopping.holding, 'the first node consumes');
+    const next = await start();
+
+    const sent = await publish(60, async (n) => {
+      if (n === 20) await stop(stopping, 'SIGTERM');
+    });
+    await until(() => stopping.reports.length + next.reports.length >= sent.length, 'every report is taken');
     expect(stopping.reports.length).toBeGreaterThan(0);
+    // Nothing taken twice: the stopping node acknowledged all it took.
+    expect([...stopping.reports, ...next.reports]).toEqual(sent);
   });
 });
