@@ -14,7 +14,7 @@ import type { StatusChange } from '../store/areas/devices.js';
 import type { Page } from '../store/areas/overview.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
-import { DeviceInputRefused, DeviceNotRegistered } from './errors.js';
+import { DeviceInputRefused, DeviceNotRegistered, StatusMoved } from './errors.js';
 import { KeyedLock } from './lock.js';
 
 const WASHTOWER_HALVES = new Set(['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']);
@@ -216,34 +216,37 @@ export class Devices {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = reports.map((report) => validateReport(profile, report));
-    return this.lock.run(deviceId, async () => {
-      let state = await this.state(deviceId);
-      const changes: StatusChange[] = [];
-      // Each state as it will be once stored, but for its version: the store's, counted back from the last.
-      const outcomes: ({ state: DeviceState; changesSoFar: number } | DeviceInputRefused)[] = [];
-      for (const result of valid) {
-        if (!result.ok) {
-          outcomes.push(new DeviceInputRefused(result.refusal.message));
-          continue;
+    return this.lock.run(deviceId, () =>
+      whileStatusMoves(async () => {
+        const read = await this.state(deviceId);
+        let state = read;
+        const changes: StatusChange[] = [];
+        // Each state as it will be once stored, but for its version: the store's, counted back from the last.
+        const outcomes: ({ state: DeviceState; changesSoFar: number } | DeviceInputRefused)[] = [];
+        for (const result of valid) {
+          if (!result.ok) {
+            outcomes.push(new DeviceInputRefused(result.refusal.message));
+            continue;
+          }
+          const status = mergeStatus(profile, state.status, result.value);
+          const over = statusOverBound(status);
+          if (over) {
+            outcomes.push(new DeviceInputRefused(`The report is refused: ${over}.`));
+            continue;
+          }
+          const report = diffStatus(profile, state.status, status);
+          if (report !== null) {
+            changes.push({ status, report });
+            state = { ...state, status };
+          }
+          outcomes.push({ state, changesSoFar: changes.length });
         }
-        const status = mergeStatus(profile, state.status, result.value);
-        const over = statusOverBound(status);
-        if (over) {
-          outcomes.push(new DeviceInputRefused(`The report is refused: ${over}.`));
-          continue;
-        }
-        const report = diffStatus(profile, state.status, status);
-        if (report !== null) {
-          changes.push({ status, report });
-          state = { ...state, status };
-        }
-        outcomes.push({ state, changesSoFar: changes.length });
-      }
-      const version = changes.length ? await this.deps.store.applyReports(deviceId, changes, this.deps.clock.now()) : state.version;
-      return outcomes.map((outcome) =>
-        outcome instanceof DeviceInputRefused ? outcome : { ...outcome.state, version: version - (changes.length - outcome.changesSoFar) },
-      );
-    });
+        const version = changes.length ? await this.deps.store.applyReports(deviceId, changes, this.deps.clock.now(), read.version) : state.version;
+        return outcomes.map((outcome) =>
+          outcome instanceof DeviceInputRefused ? outcome : { ...outcome.state, version: version - (changes.length - outcome.changesSoFar) },
+        );
+      }),
+    );
   }
 
   /** A notification the device raised: must be one of its profile's push codes, else 1102. */
@@ -300,11 +303,32 @@ export class Devices {
     return device;
   }
 
-  /** `known`: the change from `state`, when the channel worked it out; else it is worked out here. */
+  /**
+   * `known`: the change from `state`, when the channel worked it out; else it is worked out here. When
+   * another node wrote the status since `state` was read, the device's answer is what it is now, and
+   * the change is worked out again from the status as stored.
+   */
   private async persist(device: Device, state: DeviceState, status: DeviceStatus, known?: DeviceStatus | null): Promise<DeviceState> {
-    const report = known === undefined ? diffStatus(parsedProfile(this.modelOf(device)), state.status, status) : known;
-    if (report === null) return state;
-    const version = await this.deps.store.applyReport(device.deviceId, status, report, this.deps.clock.now());
-    return { ...state, status, version };
+    return whileStatusMoves(async (first) => {
+      const before = first ? state : await this.state(device.deviceId);
+      const report = first && known !== undefined ? known : diffStatus(parsedProfile(this.modelOf(device)), before.status, status);
+      if (report === null) return before;
+      const version = await this.deps.store.applyReport(device.deviceId, status, report, this.deps.clock.now(), before.version);
+      return { ...before, status, version };
+    });
+  }
+}
+
+/** Each try reads the status afresh; this many in a row that others overtook is a fault, not a race. */
+const STATUS_TRIES = 10;
+
+/** Runs `write` again while the status it was worked out from moved on before it was stored (StatusMoved). */
+async function whileStatusMoves<T>(write: (first: boolean) => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await write(tries === 1);
+    } catch (error) {
+      if (!(error instanceof StatusMoved) || tries === STATUS_TRIES) throw error;
+    }
   }
 }

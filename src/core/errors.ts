@@ -18,3 +18,14 @@ export class DeviceInputRefused extends ApiError {
     super('1102', message);
   }
 }
+
+/**
+ * The device's status was written by someone else (another node) since the version a change was
+ * worked out from: nothing was stored, and the change is to be worked out again from the status as
+ * it is now. Never reaches a caller outside the domain (Devices retries), so its code is a 500's.
+ */
+export class StatusMoved extends ApiError {
+  constructor(deviceId: string) {
+    super('2000', `The status of device ${deviceId} changed while a change was being stored.`);
+  }
+}

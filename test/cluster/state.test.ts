@@ -90,4 +90,14 @@ describe.skipIf(unreachable !== undefined)('two nodes on one database', () => {
       return [refused.status, refused.body.error?.code];
     }, SOON).toEqual([404, '1202']);
   });
+
+  it("keeps every change when A and B store reports of one device at once, neither writing over the other's", async () => {
+    const deviceId = world.deviceIds[0]!;
+    // Each report adds a key of its own, all sent at once: each node stores them one after another
+    // (its lock), so the two nodes' read-then-write turns overlap all the time.
+    const keys = ['A', 'B'].flatMap((node) => Array.from({ length: 40 }, (_, n) => `${node}${n}`));
+    await Promise.all(keys.map(async (key) => ok(await (key.startsWith('A') ? a : b).admin('POST', `/devices/${deviceId}/report`, { race: { [key]: 1 } }), `report ${key}`)));
+    const { status } = ok<{ status: { race?: Record<string, number> } }>(await a.admin('GET', `/devices/${deviceId}`), 'admin GET device');
+    expect(Object.keys(status.race ?? {}).sort()).toEqual([...keys].sort());
+  });
 });

@@ -43,15 +43,18 @@ export interface DevicesArea {
    * Replaces the device's status with `status` (which already includes `report`), increments its
    * version, and records DEVICE_STATUS with `report` for each service holding an unexpired event
    * subscription. An empty report changes nothing and returns the current version. Rejects when the
-   * device is unknown.
+   * device is unknown. Given `from`, the version the status was worked out from: when the stored
+   * version is another (another process wrote the status since), it stores nothing and rejects with
+   * StatusMoved (core/errors.ts).
    */
-  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number>;
+  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number, from?: number): Promise<number>;
   /**
    * The reports of one device in order, in one write, as many applyReport calls would leave them: the
    * status of the last that is not empty, the version up by one and DEVICE_STATUS recorded per report
-   * that is not empty. Returns the version after the last; rejects, storing none, when the device is unknown.
+   * that is not empty. Returns the version after the last; rejects, storing none, when the device is
+   * unknown, and as applyReport does when `from` is not the stored version.
    */
-  applyReports(deviceId: string, reports: StatusChange[], at: number): Promise<number>;
+  applyReports(deviceId: string, reports: StatusChange[], at: number, from?: number): Promise<number>;
   /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
   recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
   setOnline(deviceId: string, online: boolean): Promise<boolean>;

@@ -15,6 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
+import { StatusMoved } from '../../core/errors.js';
 import type { Device, DeviceState, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages } from './postgres-outbox.js';
@@ -142,7 +143,7 @@ async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<DeviceSt
  * status row stays locked until commit, so the reports of one device, and the order of their
  * messages, take turns.
  */
-async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): Promise<number> {
+async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number, from?: number): Promise<number> {
   const changes = reports.filter((change) => !isEmptyReport(change.report));
   if (changes.length === 0) {
     const state = await sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = $1', deviceId);
@@ -151,15 +152,21 @@ async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[],
   }
   return sql.transaction(async (tx) => {
     // One write of the last status for them all: what the ones before left is never read by anyone.
+    // The status was read outside this transaction: another node may have written it since (its
+    // report, a control through it), and writing over that would lose its change.
     const updated = await tx.one<{ version: number; deviceType: string }>(
       `UPDATE device_states s SET status = $2, version = s.version + $3 FROM devices d
-       WHERE s.device_id = $1 AND d.device_id = s.device_id
+       WHERE s.device_id = $1 AND d.device_id = s.device_id AND ($4::integer IS NULL OR s.version = $4)
        RETURNING s.version, d.device_type AS "deviceType"`,
       deviceId,
       JSON.stringify(changes[changes.length - 1]!.status),
       changes.length,
+      from ?? null,
     );
-    if (!updated) throw unknownDevice(deviceId);
+    if (!updated) {
+      if (from !== undefined && (await tx.one('SELECT 1 FROM device_states WHERE device_id = $1', deviceId))) throw new StatusMoved(deviceId);
+      throw unknownDevice(deviceId);
+    }
     // Only services that still allow the device's type, and pairs whose share holds it: narrowing
     // allowedDevices or a consent silences the others at once (DESIGN J).
     const subscribers = await tx.all<EventSubscriber>(
@@ -175,8 +182,8 @@ async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[],
   });
 }
 
-function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number): Promise<number> {
-  return applyReports(sql, deviceId, [{ status, report }], at);
+function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number, from?: number): Promise<number> {
+  return applyReports(sql, deviceId, [{ status, report }], at, from);
 }
 
 function unknownDevice(deviceId: string): Error {

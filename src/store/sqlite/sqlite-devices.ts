@@ -20,6 +20,7 @@ import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { ExpiringMap, LOOKUP_TTL_MS } from '../../core/cache.js';
+import { StatusMoved } from '../../core/errors.js';
 import { sharedWith } from './sqlite-oauth.js';
 
 /** Entries of the status cache at most: the oldest go first beyond it. */
@@ -170,22 +171,28 @@ function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | und
  * The version after the reports (see DevicesArea.applyReports), and the status they left when they
  * changed it; throws for an unknown device.
  */
-function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number): { version: number; written?: DeviceStatusJson } {
+function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number, from?: number): { version: number; written?: DeviceStatusJson } {
   return sql.write(() => {
     const changes = reports.filter((change) => !isEmptyReport(change.report));
     if (changes.length === 0) return { version: versionOf(sql, deviceId) };
     // One write of the last status for them all: what the ones before left is never read by anyone.
     // The status row goes with its device (ON DELETE CASCADE), so the device's type comes with it.
+    // Another process on the file (the admin CLI) may have written the status since it was read.
     const statusJson = JSON.stringify(changes[changes.length - 1]!.status);
     const updated = sql.one<{ version: number; device_type: DeviceType; online: number }>(
-      `UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ?
+      `UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ? AND (? IS NULL OR version = ?)
        RETURNING version, (SELECT device_type FROM devices d WHERE d.device_id = device_states.device_id) AS device_type,
          (SELECT online FROM devices d WHERE d.device_id = device_states.device_id) AS online`,
       statusJson,
       changes.length,
       deviceId,
+      from ?? null,
+      from ?? null,
     );
-    if (!updated) throw unknownDevice(deviceId);
+    if (!updated) {
+      if (from !== undefined && sql.one('SELECT 1 FROM device_states WHERE device_id = ?', deviceId)) throw new StatusMoved(deviceId);
+      throw unknownDevice(deviceId);
+    }
     const place = { deviceId, deviceType: updated.device_type };
     const subscribers = keptLookup(sql, `event subscribers\n${deviceId}`, () => eventSubscribers(sql, place));
     recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
@@ -345,8 +352,8 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
   // A status written by a group is kept once the group committed, which the promise says: the next
   // control or report of the device reads it from memory. Nothing runs between the commit and this
   // callback (its microtask), so no other write of the device can come between.
-  const applying = async (deviceId: string, changes: StatusChange[], at: number): Promise<number> => {
-    const { version, written } = await reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at)));
+  const applying = async (deviceId: string, changes: StatusChange[], at: number, from?: number): Promise<number> => {
+    const { version, written } = await reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at, from)));
     if (written) statuses.set(deviceId, written);
     return version;
   };
@@ -367,7 +374,7 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     getDeviceStatusJson: statusJson,
     // Dropped when the group runs the work, in its transaction (before that the entry is what is
     // committed), and kept again once the group committed.
-    applyReport: (deviceId, status, report, at) => applying(deviceId, [{ status, report }], at),
+    applyReport: (deviceId, status, report, at, from) => applying(deviceId, [{ status, report }], at, from),
     applyReports: applying,
     recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
     setOnline: async (deviceId, online) => changing(deviceId, () => setOnline(sql, deviceId, online)),

@@ -1,5 +1,6 @@
 /** Contract: devices, their users, status and connection. */
 import { describe, expect, it } from 'vitest';
+import { StatusMoved } from '../../../src/core/errors.js';
 import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, DRYER, freshStore, newDevice, pushTypes, T0, WASHER } from './world.js';
 
@@ -152,6 +153,21 @@ export function devicesContract(open: () => Promise<Store>): void {
     it('rejects a report for an unknown device', async () => {
       await expect(store().applyReport('nope', { a: 1 }, { a: 1 }, T0)).rejects.toThrow(/nope/);
       await expect(store().applyReports('nope', [{ status: { a: 1 }, report: { a: 1 } }], T0)).rejects.toThrow(/nope/);
+    });
+
+    it('stores a change worked out from the version stored, and nothing from one that another write overtook', async () => {
+      await addUser(store(), 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      await addService(store(), 'S1');
+      await connect(store(), 'S1', 'U1');
+      await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + 3_600_000 }, T0, 10);
+      expect(await store().applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1, 1)).toBe(2);
+      // Worked out from version 1, which the write above overtook: its change would lose `a`.
+      await expect(store().applyReport('D1', { b: 1 }, { b: 1 }, T0 + 2, 1)).rejects.toBeInstanceOf(StatusMoved);
+      await expect(store().applyReports('D1', [{ status: { b: 1 }, report: { b: 1 } }], T0 + 2, 1)).rejects.toBeInstanceOf(StatusMoved);
+      expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
+      expect(await store().listMessages('S1', { deviceId: 'D1' })).toHaveLength(1);
+      expect(await store().applyReports('D1', [{ status: { a: 1, b: 1 }, report: { b: 1 } }], T0 + 3, 2)).toBe(3);
     });
 
     it('takes several reports in one write, a version for each that is not empty', async () => {
