@@ -305,16 +305,23 @@ export class Devices {
 
   /**
    * `known`: the change from `state`, when the channel worked it out; else it is worked out here. When
-   * another node wrote the status since `state` was read, the device's answer is what it is now, and
-   * the change is worked out again from the status as stored.
+   * another node wrote the status since `state` was read, the change is made again on the status as
+   * stored: what that write changed and the command did not, stays.
    */
   private async persist(device: Device, state: DeviceState, status: DeviceStatus, known?: DeviceStatus | null): Promise<DeviceState> {
+    const profile = parsedProfile(this.modelOf(device));
+    const change = known === undefined ? diffStatus(profile, state.status, status) : known;
+    if (change === null) return state;
     return whileStatusMoves(async (first) => {
       const before = first ? state : await this.state(device.deviceId);
-      const report = first && known !== undefined ? known : diffStatus(parsedProfile(this.modelOf(device)), before.status, status);
+      const after = first ? status : mergeStatus(profile, before.status, change);
+      // The first was checked by the caller.
+      const over = first ? null : statusOverBound(after);
+      if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
+      const report = first ? change : diffStatus(profile, before.status, after);
       if (report === null) return before;
-      const version = await this.deps.store.applyReport(device.deviceId, status, report, this.deps.clock.now(), before.version);
-      return { ...before, status, version };
+      const version = await this.deps.store.applyReport(device.deviceId, after, report, this.deps.clock.now(), before.version);
+      return { ...before, status: after, version };
     });
   }
 }

@@ -3,7 +3,10 @@ import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type IClientOptions } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createContext } from '../../src/context.js';
 import { DeviceClient } from '../../src/device-protocol/device-client.js';
+import { systemClock } from '../../src/ids.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
@@ -134,6 +137,27 @@ for (const { broker, skip } of BROKERS) describe.skipIf(skip)(`MQTT gateway on t
     expect(res.json().response).toMatchObject({ airFlow: { windStrengthLevel: 'LOW' }, humidity: { targetHumidity: 55 } });
     expect(received).toEqual([{ airFlow: { windStrengthLevel: 'LOW' } }]);
     expect((await p.state(device.deviceId)).status).toMatchObject({ airFlow: { windStrengthLevel: 'LOW' } });
+  });
+
+  it("makes a control's change on the status as stored when another node stored a report while the device answered", async () => {
+    // A second node's domain over the same store: its report is written while this node waits for the device.
+    const otherNode = createContext(loadConfig('test', {}), cloud.ctx.store, systemClock);
+    await p.subscribeEvents(device.deviceId);
+    await cloud.connect(device, {
+      onCommand: async (command) => {
+        await otherNode.devices.report(device.deviceId, { humidity: { currentHumidity: 61 } });
+        return { ok: true, status: command };
+      },
+    });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(200);
+    const both = { airFlow: { windStrengthLevel: 'LOW' }, humidity: { currentHumidity: 61 } };
+    expect(res.json().response).toMatchObject(both);
+    expect((await p.state(device.deviceId)).status).toMatchObject(both);
+    const newestFirst = await p.messages(device.deviceId, 'DEVICE_STATUS');
+    expect(newestFirst.map((m) => m.event?.report).reverse()).toEqual([{ humidity: { currentHumidity: 61 } }, { airFlow: { windStrengthLevel: 'LOW' } }]);
   });
 
   it("answers with the device's refusal code, or 2208 when it gives none", async () => {
