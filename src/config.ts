@@ -17,6 +17,8 @@ export interface Config {
   /** 0 disables the embedded broker. */
   mqttPort: number;
   mqttUrl: string | null;
+  /** On an external broker, this deployment's name: its nodes share one MQTT session of it (gateway/device-stream.ts). */
+  mqttDeployment: string;
   region: Region;
   phase: Phase;
   domain: string;
@@ -57,7 +59,7 @@ export const PACKAGE_VERSION: string = (
 
 /** The setting names, as environment variables; CLI flags are their kebab-case forms. */
 export type Settings = Partial<Record<
-  | 'PORT' | 'HOST' | 'DATABASE_URL' | 'ADMIN_TOKEN' | 'MQTT_PORT' | 'MQTT_URL' | 'REGION' | 'PHASE' | 'DOMAIN'
+  | 'PORT' | 'HOST' | 'DATABASE_URL' | 'ADMIN_TOKEN' | 'MQTT_PORT' | 'MQTT_URL' | 'MQTT_DEPLOYMENT' | 'REGION' | 'PHASE' | 'DOMAIN'
   | 'LOG_LEVEL' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'CONTROL_TIMEOUT_MS' | 'EVENT_SUBSCRIPTION_LIMIT'
   | 'SIM_TIME_SCALE' | 'DELIVERY_RETRY_SCHEDULE' | 'DELIVERY_ATTEMPT_TIMEOUT_MS' | 'DELIVERY_ALLOW_LIST'
   | 'MESSAGE_RETENTION' | 'ACCESS_TOKEN_TTL' | 'PUBLIC_URL',
@@ -160,6 +162,13 @@ function publicUrl(raw: string | undefined): string | null {
   return url.href.replace(/\/$/, '');
 }
 
+/** Part of an MQTT client id: letters, digits, `-` and `_`, as every broker takes them. */
+function mqttDeployment(raw: string | undefined): string {
+  const name = raw || 'appliance-cloud';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new ConfigError(`MQTT_DEPLOYMENT must be 1 to 64 letters, digits, - or _; got "${name}"`);
+  return name;
+}
+
 /** Reads the settings for `mode`, checking every one; `settings` is usually `process.env` merged with CLI flags. */
 export function loadConfig(mode: Mode, settings: Settings): Config {
   const sandbox = mode === 'sandbox';
@@ -176,6 +185,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     adminToken,
     mqttPort: port('MQTT_PORT', settings.MQTT_PORT, mode === 'test' ? 0 : 1883),
     mqttUrl: settings.MQTT_URL || null,
+    mqttDeployment: mqttDeployment(settings.MQTT_DEPLOYMENT),
     region: oneOf('REGION', settings.REGION, REGIONS, 'KIC'),
     phase,
     domain: settings.DOMAIN || 'appliance-cloud.example',

@@ -22,6 +22,7 @@ describe('settings', () => {
     expect(() => loadConfig('test', { MESSAGE_RETENTION: 'forever' })).toThrow('MESSAGE_RETENTION: "forever" is not a duration');
     expect(() => loadConfig('test', { DELIVERY_ALLOW_LIST: '10.0.0.0/99' })).toThrow('DELIVERY_ALLOW_LIST: allow-list entry "10.0.0.0/99"');
     expect(() => loadConfig('test', { REGION: 'MARS' })).toThrow('REGION must be one of KIC, EIC, AIC; got "MARS"');
+    expect(() => loadConfig('test', { MQTT_DEPLOYMENT: 'prod/eu' })).toThrow('MQTT_DEPLOYMENT must be 1 to 64 letters, digits, - or _; got "prod/eu"');
   });
 
   it('builds the base URL of DESIGN A.1', () => {

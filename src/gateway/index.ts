@@ -33,7 +33,7 @@ export interface Gateway {
 }
 
 export interface GatewayDeps {
-  config: Pick<Config, 'mqttPort' | 'mqttUrl' | 'host' | 'mode' | 'port'>;
+  config: Pick<Config, 'mqttPort' | 'mqttUrl' | 'mqttDeployment' | 'host' | 'mode' | 'port'>;
   devices: DeviceSink;
   /** Devices' credentials for the embedded broker; the lease of the device stream on an external one. */
   store: Pick<Store, 'getDevice' | 'holdLease' | 'releaseLease'>;
@@ -41,14 +41,12 @@ export interface GatewayDeps {
   metrics?: Pick<Metrics, 'reportsRejected' | 'reportsFailed' | 'brokerFaults'>;
   /** Starts the embedded broker here instead of config.mqttPort/host; port 0 = ephemeral (tests). */
   listen?: { port: number; host?: string };
-  /** On an external broker, the deployment's name: one per deployment (tests: one per test). */
+  /** On an external broker, the deployment's name instead of config.mqttDeployment (tests: one per test). */
   deployment?: string;
   /** The device stream's lease and session (device-stream.ts), shorter in tests. */
   leaseMs?: number;
   sessionExpiryS?: number;
 }
-
-const DEFAULT_DEPLOYMENT = 'appliance-cloud';
 
 /** Starts the gateway the settings ask for. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
@@ -82,7 +80,7 @@ async function startExternal(deps: GatewayDeps, url: string): Promise<Gateway> {
     results = await consumeFrom(commands, bridge, [RESULT_FILTER], reporting);
     stream = await startDeviceStream({
       url,
-      deployment: deps.deployment ?? DEFAULT_DEPLOYMENT,
+      deployment: deps.deployment ?? deps.config.mqttDeployment,
       node,
       leases: deps.store,
       bridge,

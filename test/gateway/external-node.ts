@@ -2,7 +2,7 @@
  * A `serve` node's gateway on an external broker, alone in a process of its own so that a test can
  * kill it with SIGKILL: `ready` once started, `holding` once it consumes the device stream, then
  * `report {deviceId} {n}` for each report it takes, in the order taken.
- * Settings: MQTT_URL; DATABASE_URL, the store the nodes share (their lease); DEPLOYMENT;
+ * Settings: MQTT_URL; DATABASE_URL, the store the nodes share (their lease); DEPLOYMENT, its MQTT_DEPLOYMENT;
  * REPORT_DELAY_MS, how long each report takes to store (0).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import { TEST_STREAM } from './settings.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const delayMs = Number(process.env.REPORT_DELAY_MS ?? 0);
-const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: '0', MQTT_URL: process.env.MQTT_URL });
+const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: '0', MQTT_URL: process.env.MQTT_URL, MQTT_DEPLOYMENT: process.env.DEPLOYMENT });
 const store = await openStore(process.env.DATABASE_URL!);
 const gateway = await startGateway({
   config,
@@ -27,7 +27,6 @@ const gateway = await startGateway({
   },
   store,
   logger: quiet,
-  deployment: process.env.DEPLOYMENT!,
   ...TEST_STREAM,
 });
 process.stdout.write('ready\n');
