@@ -155,8 +155,14 @@ describe('dispatcher', () => {
     await slow.stop();
 
     const { messageId } = await message();
-    expect(recorded).toEqual([[messageId, 'delivered'], [messageId, 'fenced']]);
-    expect(hooks.received.map((r) => r.headers['webhook-id'])).toEqual([messageId, messageId]);
+    // One delivered, the late finisher fenced last. Under CI load a second attempt was once sent and
+    // fenced before the delivery (the same webhook-id again, which DESIGN C allows after a takeover).
+    expect(recorded.filter(([, status]) => status === 'delivered')).toEqual([[messageId, 'delivered']]);
+    expect(recorded.at(-1)).toEqual([messageId, 'fenced']);
+    expect(recorded.every(([id, status]) => id === messageId && (status === 'delivered' || status === 'fenced'))).toBe(true);
+    const ids = hooks.received.map((r) => r.headers['webhook-id']);
+    expect(ids.length).toBe(recorded.length);
+    expect(new Set(ids)).toEqual(new Set([messageId]));
     expect(await store.listAttempts([messageId])).toHaveLength(1);
   });
 
