@@ -2,6 +2,7 @@
  * What happens to devices, whoever asks: the partner API, the admin API, the CLI, the MQTT gateway
  * and the simulator all come through here, so a change takes one path and records its messages once.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { checkConditions, diffStatus, getModel, mergeStatus, parsedProfile, validateCommand, validateReport, DEVICE_TYPES } from '../catalog/index.js';
 import { statusOverBound } from '../catalog/limits.js';
 import type { CatalogModel, DeviceStatus } from '../catalog/types.js';
@@ -326,8 +327,12 @@ export class Devices {
   }
 }
 
-/** Each try reads the status afresh; this many in a row that others overtook is a fault, not a race. */
-const STATUS_TRIES = 10;
+/**
+ * Each try reads the status afresh; this many in a row that others overtook is a fault, not a race.
+ * Two nodes each working through a queue of one device's reports overtook each other 10 times in a
+ * row under load: after each loss a try waits a random while, longer each time, so that one gets through.
+ */
+const STATUS_TRIES = 30;
 
 /** Runs `write` again while the status it was worked out from moved on before it was stored (StatusMoved). */
 async function whileStatusMoves<T>(write: (first: boolean) => Promise<T>): Promise<T> {
@@ -336,6 +341,7 @@ async function whileStatusMoves<T>(write: (first: boolean) => Promise<T>): Promi
       return await write(tries === 1);
     } catch (error) {
       if (!(error instanceof StatusMoved) || tries === STATUS_TRIES) throw error;
+      await sleep(Math.random() * tries);
     }
   }
 }
