@@ -7,7 +7,8 @@
  * - deliveries/s: a backlog recorded while the service is disabled, drained from the moment the admin
  *   API enables it, vs the raw loop at the service's concurrency (the per-endpoint limit);
  * - report-to-delivery latency p50/p99 at a steady rate of reports through the admin API (issue 7's
- *   1,000/s, and a light 100/s), vs the raw POST's latency at that rate;
+ *   1,000/s, and a light 100/s), vs the raw POST's latency at that rate, each after BENCH_WARMUP_SECONDS
+ *   of the same load;
  * - with DATABASE_URL=postgres://…: the drain on a fresh database (created for the run, dropped
  *   after) by one node and by two `serve` processes sharing the backlog, SQL statements per
  *   delivery from the servers' `store_statements_total` metric, and (in the details) the CPU that
@@ -356,10 +357,8 @@ async function paced(rate: number, seconds: number, work: (i: number) => Promise
   await Promise.all(pending);
 }
 
-/** Reports at `rate`/s through the admin API for `seconds`; each one's report-to-arrival time, and the raw POST's at that rate. */
-async function latency(server: ServerUnderTest, receiver: Receiver, w: World, rate: number, seconds: number): Promise<Figure[]> {
-  await receiver.take();
-  const cpuBefore = cpuSecondsOf(server.pid);
+/** Reports at `rate`/s through the admin API for `seconds`, each device's one after another; when each was sent, by key. */
+async function pacedReports(server: ServerUnderTest, w: World, rate: number, seconds: number): Promise<Map<string, number>> {
   const reportedAt = new Map<string, number>();
   // A device's reports one after another, so that each lands in the order its sequence was counted.
   const previous = new Map<string, Promise<void>>();
@@ -373,14 +372,11 @@ async function latency(server: ServerUnderTest, receiver: Receiver, w: World, ra
     previous.set(deviceId, sent);
     return sent;
   });
-  await until('the paced reports to arrive', async () => (await receiver.count()) >= reportedAt.size);
-  const cpuUsPerReport = round(((cpuSecondsOf(server.pid) - cpuBefore) * 1e6) / reportedAt.size, 1);
-  const arrivals = await receiver.take();
-  checkNoLoss(`the reports at ${rate}/s`, reportedAt.keys(), arrivals);
-  const ours = [...reportedAt].map(([key, at]) => arrivals[key]! - at);
+  return reportedAt;
+}
 
-  // The baseline: bodies of the same size POSTed at the same pace, from the call to the receiver's arrival.
-  const bodies = sampleBodies(w, 100);
+/** Bodies of the report's size POSTed at `rate`/s for `seconds` by the same sender as delivery; when each was sent, by key. */
+async function pacedPosts(receiver: Receiver, bodies: string[], rate: number, seconds: number): Promise<Map<string, number>> {
   const sender = createSender({ phase: 'QA', allowList: [] });
   const sentAt = new Map<string, number>();
   await paced(rate, seconds, async (i) => {
@@ -390,10 +386,36 @@ async function latency(server: ServerUnderTest, receiver: Receiver, w: World, ra
     await sender.send(receiver.url, { 'webhook-id': randomId(16), 'webhook-sequence': `raw-${i}` }, body);
   });
   await sender.close();
+  return sentAt;
+}
+
+/**
+ * Reports at `rate`/s through the admin API for `seconds`; each one's report-to-arrival time, and the
+ * raw POST's at that rate. Each is measured after `warmupSeconds` of the same load, as the HTTP
+ * scenarios are: unwarmed, the first half second measured the admin route's first compilation and
+ * the load generator's new connections (p99 of hundreds of ms there, against 15–20 after).
+ */
+async function latency(server: ServerUnderTest, receiver: Receiver, w: World, rate: number, seconds: number, warmupSeconds: number): Promise<Figure[]> {
+  const warmedUp = await pacedReports(server, w, rate, warmupSeconds);
+  await until('the warm-up reports to arrive', async () => (await receiver.count()) >= warmedUp.size);
+  await receiver.take();
+  const cpuBefore = cpuSecondsOf(server.pid);
+  const reportedAt = await pacedReports(server, w, rate, seconds);
+  await until('the paced reports to arrive', async () => (await receiver.count()) >= reportedAt.size);
+  const cpuUsPerReport = round(((cpuSecondsOf(server.pid) - cpuBefore) * 1e6) / reportedAt.size, 1);
+  const arrivals = await receiver.take();
+  checkNoLoss(`the reports at ${rate}/s`, reportedAt.keys(), arrivals);
+  const ours = [...reportedAt].map(([key, at]) => arrivals[key]! - at);
+
+  // The baseline: bodies of the same size POSTed at the same pace, from the call to the receiver's arrival.
+  const bodies = sampleBodies(w, 100);
+  await pacedPosts(receiver, bodies, rate, warmupSeconds);
+  await receiver.take();
+  const sentAt = await pacedPosts(receiver, bodies, rate, seconds);
   const rawArrivals = await receiver.take();
   const raw = [...sentAt].map(([key, at]) => (rawArrivals[key] ?? Number.NaN) - at).filter((ms) => !Number.isNaN(ms));
 
-  const details = { rate, seconds, devices: w.devices.length, messages: reportedAt.size, lost: 0, cpuUsPerReport, path: 'POST /admin/devices/{id}/report → receiver' };
+  const details = { rate, seconds, warmupSeconds, devices: w.devices.length, messages: reportedAt.size, lost: 0, cpuUsPerReport, path: 'POST /admin/devices/{id}/report → receiver' };
   return [50, 99].map((p) =>
     ceilingFigure(`report-to-delivery latency p${p} at ${rate} reports/s`, 'ms', round(percentile(ours, p)), p === 50 ? 5 : 25, {
       label: `raw POST at ${rate}/s, p${p}`,
@@ -403,7 +425,7 @@ async function latency(server: ServerUnderTest, receiver: Receiver, w: World, ra
 }
 
 /** The drain by `nodes` servers on `database`, seeded afresh, then (on SQLite) the latencies. */
-async function onDatabase(entry: string, receiver: Receiver, database: BenchDatabase, nodes: number, withLatency: boolean): Promise<{ drained: Drain; latencies: Figure[]; w: World; backlog: number }> {
+async function onDatabase(entry: string, receiver: Receiver, database: BenchDatabase, nodes: number, latencyWarmupSeconds: number | null): Promise<{ drained: Drain; latencies: Figure[]; w: World; backlog: number }> {
   const devices = setting('BENCH_DEVICES', 1000);
   const backlog = setting('BENCH_BACKLOG', 10_000);
   const w = await seed(database, devices, backlog, setting('BENCH_WARMUP_BACKLOG', 5_000, 0), receiver.url);
@@ -414,11 +436,11 @@ async function onDatabase(entry: string, receiver: Receiver, database: BenchData
     await warmUp(servers, receiver, w);
     const drained = await drain(servers, receiver, w, expected, database.kind);
     const latencies: Figure[] = [];
-    if (withLatency) {
+    if (latencyWarmupSeconds !== null) {
       const seconds = setting('BENCH_SECONDS', 5);
       // Issue 7's rate, and a light one that shows the pipeline's own latency when nothing queues.
-      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_RATE', 1000), seconds)));
-      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_LIGHT_RATE', 100), seconds)));
+      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_RATE', 1000), seconds, latencyWarmupSeconds)));
+      latencies.push(...(await latency(servers[0]!, receiver, w, setting('BENCH_LIGHT_RATE', 100), seconds, latencyWarmupSeconds)));
     }
     return { drained, latencies, w, backlog: expected.length };
   } finally {
@@ -441,13 +463,13 @@ function drainFigure(label: string, drained: Drain, raw: { perSecond: number; cp
   };
 }
 
-async function run(settings: { serverEntry: string }): Promise<Figure[]> {
+async function run(settings: { serverEntry: string; warmupSeconds: number }): Promise<Figure[]> {
   const receiver = await startReceiver();
   const figures: Figure[] = [];
   try {
     const sqlite = sqliteDatabase();
     try {
-      const { drained, latencies, w, backlog } = await onDatabase(settings.serverEntry, receiver, sqlite, 1, true);
+      const { drained, latencies, w, backlog } = await onDatabase(settings.serverEntry, receiver, sqlite, 1, settings.warmupSeconds);
       const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
       await receiver.take();
       figures.push(drainFigure('SQLite', drained, raw, { devices: w.devices.length, backlog, warmUpBacklog: w.warmUp?.expected.length ?? 0 }, null), ...latencies);
@@ -459,7 +481,7 @@ async function run(settings: { serverEntry: string }): Promise<Figure[]> {
       for (const nodes of [1, 2]) {
         const database = await postgresDatabase(postgres);
         try {
-          const { drained, w, backlog } = await onDatabase(settings.serverEntry, receiver, database, nodes, false);
+          const { drained, w, backlog } = await onDatabase(settings.serverEntry, receiver, database, nodes, null);
           const raw = await rawLoop(receiver.url, sampleBodies(w, backlog), DEFAULT_TUNING.perEndpointLimit);
           await receiver.take();
           const label = `PostgreSQL, ${nodes} node${nodes > 1 ? 's' : ''}`;
