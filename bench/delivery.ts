@@ -35,7 +35,7 @@ import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { DEFAULT_TUNING } from '../src/delivery/index.js';
-import { createSender } from '../src/delivery/sender.js';
+import { createSender, type Sender } from '../src/delivery/sender.js';
 import { randomId, systemClock } from '../src/ids.js';
 import { openStore } from '../src/store/index.js';
 import { ROOT } from './lib/build.js';
@@ -375,9 +375,8 @@ async function pacedReports(server: ServerUnderTest, w: World, rate: number, sec
   return reportedAt;
 }
 
-/** Bodies of the report's size POSTed at `rate`/s for `seconds` by the same sender as delivery; when each was sent, by key. */
-async function pacedPosts(receiver: Receiver, bodies: string[], rate: number, seconds: number): Promise<Map<string, number>> {
-  const sender = createSender({ phase: 'QA', allowList: [] });
+/** Bodies of the report's size POSTed at `rate`/s for `seconds` through `sender`; when each was sent, by key. */
+async function pacedPosts(sender: Sender, receiver: Receiver, bodies: string[], rate: number, seconds: number): Promise<Map<string, number>> {
   const sentAt = new Map<string, number>();
   await paced(rate, seconds, async (i) => {
     const body = bodies[i % bodies.length]!;
@@ -385,7 +384,6 @@ async function pacedPosts(receiver: Receiver, bodies: string[], rate: number, se
     sentAt.set(key, epochMs());
     await sender.send(receiver.url, { 'webhook-id': randomId(16), 'webhook-sequence': `raw-${i}` }, body);
   });
-  await sender.close();
   return sentAt;
 }
 
@@ -407,11 +405,18 @@ async function latency(server: ServerUnderTest, receiver: Receiver, w: World, ra
   checkNoLoss(`the reports at ${rate}/s`, reportedAt.keys(), arrivals);
   const ours = [...reportedAt].map(([key, at]) => arrivals[key]! - at);
 
-  // The baseline: bodies of the same size POSTed at the same pace, from the call to the receiver's arrival.
+  // The baseline: bodies of the same size POSTed at the same pace, from the call to the receiver's
+  // arrival, by one sender warmed up as the server's is (its connections open).
   const bodies = sampleBodies(w, 100);
-  await pacedPosts(receiver, bodies, rate, warmupSeconds);
-  await receiver.take();
-  const sentAt = await pacedPosts(receiver, bodies, rate, seconds);
+  const sender = createSender({ phase: 'QA', allowList: [] });
+  let sentAt: Map<string, number>;
+  try {
+    await pacedPosts(sender, receiver, bodies, rate, warmupSeconds);
+    await receiver.take();
+    sentAt = await pacedPosts(sender, receiver, bodies, rate, seconds);
+  } finally {
+    await sender.close();
+  }
   const rawArrivals = await receiver.take();
   const raw = [...sentAt].map(([key, at]) => (rawArrivals[key] ?? Number.NaN) - at).filter((ms) => !Number.isNaN(ms));
 
