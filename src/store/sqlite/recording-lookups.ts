@@ -14,28 +14,38 @@ interface Kept {
   generation: number;
   /** The group (see Sql.group) in which the generation was last read. */
   checkedIn: object | null;
-  values: Map<string, unknown>;
+  /** By what is kept, then by whose: no key text joined (and hashed) per lookup. */
+  values: Map<string, Map<string, unknown>>;
+  size: number;
 }
 
 const keptBy = new WeakMap<Sql, Kept>();
 
-/** The value kept under `key`, or `read()`'s, kept. */
-export function keptLookup<T>(sql: Sql, key: string, read: () => T): T {
+/** The `what` of `whose` (a service's, a device's) as kept, or `read()`'s, kept. */
+export function keptLookup<T>(sql: Sql, what: string, whose: string, read: () => T): T {
   let kept = keptBy.get(sql);
-  if (!kept) keptBy.set(sql, (kept = { generation: -1, checkedIn: null, values: new Map() }));
+  if (!kept) keptBy.set(sql, (kept = { generation: -1, checkedIn: null, values: new Map(), size: 0 }));
   // A group's works only record, and recording changes none of it: one read of the number per
   // group. Any other transaction may have changed it just before, so it reads the number each time.
   if (sql.group === null || kept.checkedIn !== sql.group) {
     const generation = sql.rows<[number]>('SELECT n FROM recording_generation')[0]![0];
     if (generation !== kept.generation) {
-      kept.values.clear();
+      forget(kept);
       kept.generation = generation;
     }
     kept.checkedIn = sql.group;
   }
-  if (kept.values.has(key)) return kept.values.get(key) as T;
+  let values = kept.values.get(what);
+  if (values?.has(whose)) return values.get(whose) as T;
   const value = read();
-  if (kept.values.size >= CAPACITY) kept.values.clear();
-  kept.values.set(key, value);
+  if (kept.size >= CAPACITY) forget(kept);
+  if (!values) kept.values.set(what, (values = new Map()));
+  values.set(whose, value);
+  kept.size += 1;
   return value;
+}
+
+function forget(kept: Kept): void {
+  kept.values.clear();
+  kept.size = 0;
 }

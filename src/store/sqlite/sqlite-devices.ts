@@ -194,7 +194,7 @@ function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: n
       throw unknownDevice(deviceId);
     }
     const place = { deviceId, deviceType: updated.device_type };
-    const subscribers = keptLookup(sql, `event subscribers\n${deviceId}`, () => eventSubscribers(sql, place));
+    const subscribers = keptLookup(sql, 'event subscribers', deviceId, () => eventSubscribers(sql, place));
     recordMessages(sql, changes.flatMap((change) => statusMessages(place, change.report, subscribers, at)), at);
     return { version: updated.version, written: { statusJson, version: updated.version, online: updated.online === 1 } };
   });

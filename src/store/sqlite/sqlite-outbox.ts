@@ -41,34 +41,40 @@ const TAKES = `SELECT ${canTake(`CASE ? WHEN 'push' THEN ${PUSH_URL} ELSE ${EVEN
   FROM services s LEFT JOIN delivery_endpoints e ON e.service_id = s.service_id WHERE s.service_id = ?`;
 
 /**
+ * The insert of one message. Only the queue's first message of a write may be its head (the ones
+ * after it have it open before them); that first one is parked when it is held and so is the
+ * queue's head (the first open message). Text built once: the statement cache is keyed by it, and a
+ * text built per call is hashed and compared in full on every lookup.
+ */
+const INSERT_MESSAGE = `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+          CASE WHEN ? THEN coalesce(
+            (SELECT CASE WHEN status = 'held' AND ? THEN ${PARKED} ELSE 0 END FROM outbox
+             WHERE service_id = ? AND device_id = ? AND ${OPEN} ORDER BY sequence LIMIT 1), 1) ELSE 0 END)`;
+
+/**
  * Records each message due at once, each next in its (service, device) order, and the head of that
  * queue when nothing earlier is open. Call inside the change's transaction. A message its service
  * cannot take now (no callback URL, endpoint disabled) is recorded held, as the next claim would
  * hold it: no version of it as pending, and no claim woken for it.
  */
 export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void {
-  // A queue's numbers are reserved at once for all its messages here (several reports of a device in one write).
-  const counts = new Map<string, number>();
-  for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
+  // A queue's numbers are reserved at once for all its messages here (several reports of a device in
+  // one write). One message, the control's and most reports', needs no count (and no key built).
+  const counts = specs.length > 1 ? countByQueue(specs) : undefined;
   const nextOf = new Map<string, number>();
   let pending = 0;
   for (const spec of specs) {
-    const key = queueKey(spec);
-    const reserved = nextOf.get(key);
-    const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, counts.get(key)!);
-    nextOf.set(key, sequence + 1);
+    const key = counts && queueKey(spec);
+    const reserved = key === undefined ? undefined : nextOf.get(key);
+    const sequence = reserved ?? reserveSequences(sql, spec.serviceId, spec.deviceId, key === undefined ? 1 : counts!.get(key)!);
+    if (key !== undefined) nextOf.set(key, sequence + 1);
     const kind = messageKind(spec.pushType);
-    const open = keptLookup(sql, `takes\n${kind}\n${spec.serviceId}`, () => sql.rows<[number]>(TAKES, kind, spec.serviceId)[0]?.[0] === 1);
+    const open = keptLookup(sql, kind === 'push' ? TAKES_PUSH : TAKES_EVENT, spec.serviceId, () => sql.rows<[number]>(TAKES, kind, spec.serviceId)[0]?.[0] === 1);
     if (open) pending += 1;
     const messageId = newMessageId();
-    // Only the queue's first message here may be its head: the ones after it have it open before them.
-    // That first one is parked when it is held and so is the queue's head (the first open message).
     sql.run(
-      `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-               CASE WHEN ? THEN coalesce(
-                 (SELECT CASE WHEN status = 'held' AND ? THEN ${PARKED} ELSE 0 END FROM outbox
-                  WHERE service_id = ? AND device_id = ? AND ${OPEN} ORDER BY sequence LIMIT 1), 1) ELSE 0 END)`,
+      INSERT_MESSAGE,
       messageId,
       spec.serviceId,
       spec.deviceId,
@@ -86,6 +92,16 @@ export function recordMessages(sql: Sql, specs: MessageSpec[], at: number): void
     );
   }
   notifyIf(sql, pending);
+}
+
+/** What keptLookup keeps of whether a service takes push messages now, and events. */
+const TAKES_PUSH = 'takes push';
+const TAKES_EVENT = 'takes event';
+
+function countByQueue(specs: MessageSpec[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const spec of specs) counts.set(queueKey(spec), (counts.get(queueKey(spec)) ?? 0) + 1);
+  return counts;
 }
 
 function queueKey(spec: MessageSpec): string {
