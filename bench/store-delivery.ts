@@ -3,7 +3,7 @@
  * batches as the dispatcher does, with no HTTP and no signing, so that what is measured is the
  * store's SQL. Not a `npm run bench` scenario (it has no HTTP baseline); run it on its own:
  *
- *   node --import tsx bench/store-delivery.ts [--messages 2000] [--per-device 1] [--batch 100] [--rounds 3] [--against <tree>] [--sqlite] [--together]
+ *   node --import tsx bench/store-delivery.ts [--messages 2000] [--per-device 1] [--batch 100] [--rounds 3] [--against <tree>] [--sqlite] [--together] [--reports]
  *
  * Each round records `per-device` pushes for each of `messages` devices (queues that the claim must
  * take in order, as the serve scenario's backlog of 10 per device), then drains them: claim a batch, record
@@ -14,6 +14,11 @@ claims the next in one transaction (recordAndClaim), as the dispatcher does unde
  * with node_modules linked): a before/after comparison in one run. The server is DATABASE_URL when it
  * is postgres://…, else the local one; each store gets a database of its own, dropped at the end.
  * With --sqlite each store gets a SQLite file of its own in a temp directory instead.
+ *
+ * `--reports` times the other end instead (issue 16, the control's and MQTT ingest's store work):
+ * each device reports `per-device` status changes, `batch` reports asked for at once as requests
+ * arriving together do (one group commit on SQLite), each recording a DEVICE_STATUS event; the
+ * drain is then not timed. Figures are then per report.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +39,7 @@ const { values } = parseArgs({
     against: { type: 'string' },
     sqlite: { type: 'boolean', default: false },
     together: { type: 'boolean', default: false },
+    reports: { type: 'boolean', default: false },
   },
 });
 const DEVICES = Number(values.messages);
@@ -53,10 +59,11 @@ interface Contender {
   rounds: Round[];
 }
 
+/** Per delivery, or per report with --reports. */
 interface Round {
-  deliveriesPerSecond: number;
-  cpuMicrosPerDelivery: number;
-  statementsPerDelivery: number | null;
+  perSecond: number;
+  cpuMicros: number;
+  statements: number | null;
 }
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -108,6 +115,7 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
       T0,
     );
     await store.addPushSubscription('S1', 'U1', deviceId, T0);
+    if (values.reports) await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt: T0 + 365 * 86_400_000 }, T0, DEVICES);
   }
   const drop = async () => {
     await store.close();
@@ -116,45 +124,73 @@ async function contender(label: string, openStore: OpenStore): Promise<Contender
   return { label, store, drop, rounds: [] };
 }
 
-/** PER_DEVICE pushes per device (not timed), then claim and record until the outbox is drained (timed). */
-async function round(c: Contender, n: number): Promise<Round> {
-  const at = T0 + n * 60_000;
-  for (let k = 0; k < PER_DEVICE; k++) for (let i = 0; i < DEVICES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
-  const statementsBefore = c.store.capabilities.statementCounts?.statementsSent();
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
+/** Timed with --reports: PER_DEVICE status changes of each device, BATCH asked for at once. Else recorded as pushes, not timed. */
+async function record(c: Contender, at: number): Promise<Round | undefined> {
+  if (!values.reports) {
+    for (let k = 0; k < PER_DEVICE; k++) for (let i = 0; i < DEVICES; i++) await c.store.recordPush(`D${i}`, 'WASHING_IS_COMPLETE', at);
+    return undefined;
+  }
+  const reports: Array<() => Promise<number>> = [];
+  for (let k = 0; k < PER_DEVICE; k++) {
+    const status = { state: { runState: k % 2 === 0 ? 'RUNNING' : 'PAUSE' } };
+    for (let i = 0; i < DEVICES; i++) reports.push(() => c.store.applyReport(`D${i}`, status, status, at));
+  }
+  return measure(c, MESSAGES, async () => {
+    for (let i = 0; i < reports.length; i += BATCH) await Promise.all(reports.slice(i, i + BATCH).map((report) => report()));
+  });
+}
+
+/** Claims and records until the outbox is drained: timed, unless --reports timed the recording. */
+async function drain(c: Contender, at: number): Promise<Round> {
   let delivered = 0;
   const now = at + 1000;
   const request = { owner: 'bench', now, leaseMs: 3_600_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} };
-  let claimed = await c.store.claimDeliveries(request);
-  while (claimed.length > 0) {
-    const attempts = claimed.map((d) => ({
-      messageId: d.message.messageId,
-      fencingToken: d.fencingToken,
-      startedAt: now,
-      durationMs: 1,
-      responseStatus: 200,
-      responseBody: '',
-      error: null,
-      verdict: { kind: 'delivered' as const },
-    }));
-    let statuses;
-    if (values.together) ({ statuses, claimed } = await c.store.recordAndClaim(attempts, now + 1, 5 * 86_400_000, request));
-    else {
-      statuses = await c.store.recordAttempts(attempts, now + 1, 5 * 86_400_000);
-      claimed = await c.store.claimDeliveries(request);
+  const round = await measure(c, MESSAGES, async () => {
+    let claimed = await c.store.claimDeliveries(request);
+    while (claimed.length > 0) {
+      const attempts = claimed.map((d) => ({
+        messageId: d.message.messageId,
+        fencingToken: d.fencingToken,
+        startedAt: now,
+        durationMs: 1,
+        responseStatus: 200,
+        responseBody: '',
+        error: null,
+        verdict: { kind: 'delivered' as const },
+      }));
+      let statuses;
+      if (values.together) ({ statuses, claimed } = await c.store.recordAndClaim(attempts, now + 1, 5 * 86_400_000, request));
+      else {
+        statuses = await c.store.recordAttempts(attempts, now + 1, 5 * 86_400_000);
+        claimed = await c.store.claimDeliveries(request);
+      }
+      delivered += statuses.filter((s) => s === 'delivered').length;
     }
-    delivered += statuses.filter((s) => s === 'delivered').length;
-  }
+  });
+  if (delivered !== MESSAGES) throw new Error(`${c.label}: delivered ${delivered} of ${MESSAGES}`);
+  return round;
+}
+
+async function measure(c: Contender, count: number, work: () => Promise<void>): Promise<Round> {
+  const statementsBefore = c.store.capabilities.statementCounts?.statementsSent();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await work();
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const statementsAfter = c.store.capabilities.statementCounts?.statementsSent();
-  if (delivered !== MESSAGES) throw new Error(`${c.label}: delivered ${delivered} of ${MESSAGES}`);
   return {
-    deliveriesPerSecond: delivered / seconds,
-    cpuMicrosPerDelivery: (cpu.user + cpu.system) / delivered,
-    statementsPerDelivery: statementsBefore === undefined || statementsAfter === undefined ? null : (statementsAfter - statementsBefore) / delivered,
+    perSecond: count / seconds,
+    cpuMicros: (cpu.user + cpu.system) / count,
+    statements: statementsBefore === undefined || statementsAfter === undefined ? null : (statementsAfter - statementsBefore) / count,
   };
+}
+
+async function round(c: Contender, n: number): Promise<Round> {
+  const at = T0 + n * 60_000;
+  const recorded = await record(c, at);
+  const drained = await drain(c, at);
+  return recorded ?? drained;
 }
 
 async function storeOpener(tree: string): Promise<OpenStore> {
@@ -173,16 +209,17 @@ try {
   // A warm-up round each, then measured rounds in turn so that load from elsewhere hits all alike.
   for (const c of contenders) await round(c, 0);
   for (let n = 1; n <= ROUNDS; n++) for (const c of contenders) c.rounds.push(await round(c, n));
-  console.log(`${MESSAGES} messages per round (${PER_DEVICE} per device), batches of ${BATCH}, ${ROUNDS} rounds; medians:`);
+  const unit = values.reports ? 'report' : 'delivery';
+  console.log(`${MESSAGES} messages per round (${PER_DEVICE} per device), batches of ${BATCH}, ${ROUNDS} rounds, per ${unit}; medians:`);
   for (const c of contenders) {
-    const statements = c.rounds.map((r) => r.statementsPerDelivery);
+    const statements = c.rounds.map((r) => r.statements);
     console.log(
       JSON.stringify({
         store: c.label,
-        deliveriesPerSecond: Math.round(median(c.rounds.map((r) => r.deliveriesPerSecond))),
-        cpuMicrosPerDelivery: Math.round(median(c.rounds.map((r) => r.cpuMicrosPerDelivery))),
-        statementsPerDelivery: statements.every((s) => s !== null) ? median(statements) : 'not counted by this store',
-        perRound: c.rounds.map((r) => Math.round(r.deliveriesPerSecond)),
+        perSecond: Math.round(median(c.rounds.map((r) => r.perSecond))),
+        cpuMicros: Math.round(median(c.rounds.map((r) => r.cpuMicros)) * 10) / 10,
+        statements: statements.every((s) => s !== null) ? median(statements) : 'not counted by this store',
+        perRound: c.rounds.map((r) => Math.round(r.perSecond)),
       }),
     );
   }
