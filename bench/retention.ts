@@ -22,6 +22,7 @@ import { RETENTION_BATCH } from '../src/delivery/retention.js';
 import { openStore } from '../src/store/index.js';
 import { CLOSED } from '../src/store/sqlite/sqlite-outbox.js';
 import type { Store } from '../src/store/store.js';
+import { deliveredAttempt } from './lib/attempts.js';
 import { median, ratioFigure, type BenchSettings, type Figure, type Scenario } from './lib/scenario.js';
 
 const HISTORY = Number(process.env.BENCH_HISTORY || 1_000_000);
@@ -185,16 +186,7 @@ async function batch(d: Drain, now: number): Promise<void> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const claimed = await d.store.claimDeliveries({ owner: 'bench', now, leaseMs: 30_000, limit: BATCH, perEndpointLimit: BATCH, inFlight: {} });
-  const attempts = claimed.map((c) => ({
-    messageId: c.message.messageId,
-    fencingToken: c.fencingToken,
-    startedAt: now,
-    durationMs: 1,
-    responseStatus: 200,
-    responseBody: '',
-    error: null,
-    verdict: { kind: 'delivered' as const },
-  }));
+  const attempts = claimed.map((c) => deliveredAttempt(c, now));
   d.delivered += (await d.store.recordAttempts(attempts, now + 1, 5 * DAY)).filter((s) => s === 'delivered').length;
   d.ms += performance.now() - started;
   const { user, system } = process.cpuUsage(cpu);

@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Store } from '../src/store/store.js';
+import { deliveredAttempt } from './lib/attempts.js';
 
 const { values } = parseArgs({
   options: {
@@ -148,16 +149,7 @@ async function drain(c: Contender, at: number): Promise<Round> {
   const round = await measure(c, MESSAGES, async () => {
     let claimed = await c.store.claimDeliveries(request);
     while (claimed.length > 0) {
-      const attempts = claimed.map((d) => ({
-        messageId: d.message.messageId,
-        fencingToken: d.fencingToken,
-        startedAt: now,
-        durationMs: 1,
-        responseStatus: 200,
-        responseBody: '',
-        error: null,
-        verdict: { kind: 'delivered' as const },
-      }));
+      const attempts = claimed.map((d) => deliveredAttempt(d, now));
       let statuses;
       if (values.together) ({ statuses, claimed } = await c.store.recordAndClaim(attempts, now + 1, 5 * 86_400_000, request));
       else {
