@@ -249,6 +249,35 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(sent() - before).toBe(2);
       });
 
+      it('writes reports asked for at once in as many statements whatever their number', async () => {
+        await addService(store, 'S1');
+        await addUser(store, 'U1');
+        await connect(store, 'S1', 'U1');
+        for (let i = 0; i < 30; i++) {
+          await addDevice(store, `D${i}`, 'U1');
+          await store.upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: `D${i}`, expiresAt: T0 + HOUR }, T0, 100);
+        }
+        const statementsToReport = async (devices: number, n: number): Promise<number> => {
+          const before = sent();
+          await Promise.all(Array.from({ length: devices }, (_, i) => store.applyReport(`D${i}`, { n }, { n }, T0 + n)));
+          return sent() - before;
+        };
+        // BEGIN, the status rows, their subscribers, the messages, COMMIT.
+        expect(await statementsToReport(1, 1)).toBe(5);
+        expect(await statementsToReport(30, 2)).toBe(5);
+        expect(await recorded(store, 'S1', 'D29')).toHaveLength(2);
+      });
+
+      it('writes and answers the reports asked for before it closes', async () => {
+        await addUser(store, 'U1');
+        await addDevice(store, 'D1', 'U1');
+        const reporting = store.applyReport('D1', { a: 1 }, { a: 1 }, T0 + 1);
+        await store.close();
+        await expect(reporting).resolves.toBe(2);
+        store = await openStore(db.url);
+        expect((await store.getDeviceState('D1'))?.version).toBe(2);
+      });
+
       it('are scraped as store_statements_total', async () => {
         const registry = new Registry();
         registerStoreMetrics(registry, store.capabilities.statementCounts);

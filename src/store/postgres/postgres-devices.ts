@@ -18,7 +18,8 @@ import {
 import { StatusMoved } from '../../core/errors.js';
 import type { Device, DeviceState, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
-import { recordMessages } from './postgres-outbox.js';
+import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
+import { ReportGroups, type Outcome } from './report-groups.js';
 import { allowsType } from './postgres-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import { sharedWith } from './postgres-oauth.js';
@@ -182,8 +183,98 @@ async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[],
   });
 }
 
-function applyReport(sql: Sql, deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number, from?: number): Promise<number> {
-  return applyReports(sql, deviceId, [{ status, report }], at, from);
+/** A device's reports as one caller asked for them, with changes only (see applyReports). */
+interface ReportCall {
+  deviceId: string;
+  changes: StatusChange[];
+  at: number;
+  from: number | undefined;
+}
+
+/**
+ * The group's status writes in one statement. Its status rows are locked first, all of them and in
+ * the order of their keys, so that two groups of two nodes never wait on each other in a cycle: the
+ * count is one row, which the UPDATE joins, so it is whole before any row is updated. A row whose
+ * version is not the one its caller read is left as it is (see applyReports).
+ */
+const UPDATE_GROUP = `WITH v AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::integer[]) AS v (device_id, status, n, expected)
+  ), locked AS (
+    SELECT count(*) FROM (SELECT 1 FROM device_states WHERE device_id = ANY ($1::text[]) ORDER BY device_id FOR UPDATE) l
+  )
+  UPDATE device_states s SET status = v.status, version = s.version + v.n
+  FROM v CROSS JOIN locked, devices d
+  WHERE s.device_id = v.device_id AND d.device_id = s.device_id AND (v.expected IS NULL OR s.version = v.expected)
+  RETURNING s.device_id AS "deviceId", s.version, d.device_type AS "deviceType"`;
+
+/** The event subscribers of each device of the group (their types given), as applyReports reads them for one. */
+const GROUP_SUBSCRIBERS = `SELECT e.device_id AS "deviceId", e.service_id AS "serviceId", e.user_number AS "userNumber",
+    e.created_at AS "subscribedAt", e.expires_at AS "expiresAt"
+  FROM event_subscriptions e JOIN unnest($1::text[], $2::text[]) AS v (device_id, device_type) ON v.device_id = e.device_id
+    JOIN services s ON s.service_id = e.service_id
+  WHERE ${allowsType('s', 'v.device_type')} AND ${sharedWith('e.service_id', 'e.user_number', 'e.device_id')} ORDER BY e.id`;
+
+/**
+ * The reports of a group (one call per device) in one transaction of three statements: the calls'
+ * versions, or why one was refused (an unknown device, a status moved since it was read), which
+ * leaves the others to commit. When the transaction fails as a whole, each call runs alone, so that
+ * only the one at fault is refused (with the retries of a transaction of its own). A group of one
+ * is a report alone: its statements are applyReports', cheaper to plan than the group's.
+ */
+async function applyReportGroup(sql: Sql, calls: ReportCall[]): Promise<Array<Outcome<number>>> {
+  const alone = (call: ReportCall): Promise<Outcome<number>> =>
+    applyReports(sql, call.deviceId, call.changes, call.at, call.from).then(
+      (value) => ({ ok: true, value }),
+      (error: unknown) => ({ ok: false, error }),
+    );
+  if (calls.length === 1) return [await alone(calls[0]!)];
+  try {
+    return await sql.transaction((tx) => writeReportGroup(tx, calls));
+  } catch {
+    return Promise.all(calls.map(alone));
+  }
+}
+
+async function writeReportGroup(tx: Sql, calls: ReportCall[]): Promise<Array<Outcome<number>>> {
+  const deviceIds = calls.map((c) => c.deviceId);
+  const updated = await tx.all<{ deviceId: string; version: number; deviceType: string }>(
+    UPDATE_GROUP,
+    deviceIds,
+    calls.map((c) => JSON.stringify(c.changes[c.changes.length - 1]!.status)),
+    calls.map((c) => c.changes.length),
+    calls.map((c) => c.from ?? null),
+  );
+  const written = new Map(updated.map((row) => [row.deviceId, row]));
+  const subscribers = new Map<string, EventSubscriber[]>();
+  if (updated.length > 0) {
+    const rows = await tx.all<EventSubscriber & { deviceId: string }>(
+      GROUP_SUBSCRIBERS,
+      updated.map((row) => row.deviceId),
+      updated.map((row) => row.deviceType),
+    );
+    for (const { deviceId, ...subscriber } of rows) (subscribers.get(deviceId) ?? subscribers.set(deviceId, []).get(deviceId)!).push(subscriber);
+  }
+  const made = calls.flatMap((call) => {
+    const row = written.get(call.deviceId);
+    if (!row) return [];
+    const place = { deviceId: call.deviceId, deviceType: row.deviceType };
+    const listening = subscribers.get(call.deviceId) ?? [];
+    return call.changes.flatMap((change) => statusMessages(place, change.report, listening, call.at).map((spec) => ({ spec, at: call.at })));
+  });
+  await recordMessagesAt(tx, made);
+  const refused = calls.filter((call) => !written.has(call.deviceId));
+  const stored = refused.length > 0 ? await storedDevices(tx, refused.map((call) => call.deviceId)) : new Set<string>();
+  return calls.map((call): Outcome<number> => {
+    const row = written.get(call.deviceId);
+    if (row) return { ok: true, value: row.version };
+    return { ok: false, error: call.from !== undefined && stored.has(call.deviceId) ? new StatusMoved(call.deviceId) : unknownDevice(call.deviceId) };
+  });
+}
+
+/** Which of the devices have a status row. */
+async function storedDevices(sql: Sql, deviceIds: string[]): Promise<Set<string>> {
+  const rows = await sql.all<{ deviceId: string }>('SELECT device_id AS "deviceId" FROM device_states WHERE device_id = ANY ($1::text[])', deviceIds);
+  return new Set(rows.map((row) => row.deviceId));
 }
 
 function unknownDevice(deviceId: string): Error {
@@ -265,10 +356,27 @@ async function listenersOf(sql: Sql, userNumbers: string[], deviceId: string): P
   );
 }
 
-/** The devices area on PostgreSQL. */
-export function postgresDevices(sql: Sql): DevicesArea {
-  return area(sql, {
-    registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
-    getDeviceState, getDeviceStatusJson, applyReport, applyReports, recordPush, setOnline, countOnlineDevices,
-  });
+/** The reports of this process, written a group at a time (report-groups.ts). */
+export type DeviceReports = ReportGroups<ReportCall, number>;
+
+export function deviceReports(sql: Sql): DeviceReports {
+  return new ReportGroups((calls) => applyReportGroup(sql, calls));
+}
+
+/** The devices area on PostgreSQL; its reports go through `groups`. */
+export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
+  // Reports that change nothing write nothing, as applyReports has it, and need no group.
+  const applying = async (deviceId: string, reported: StatusChange[], at: number, from?: number): Promise<number> => {
+    const changes = reported.filter((change) => !isEmptyReport(change.report));
+    if (changes.length === 0) return applyReports(sql, deviceId, changes, at, from);
+    return groups.run({ deviceId, changes, at, from });
+  };
+  return {
+    ...area(sql, {
+      registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
+      getDeviceState, getDeviceStatusJson, recordPush, setOnline, countOnlineDevices,
+    }),
+    applyReport: (deviceId, status, report, at, from) => applying(deviceId, [{ status, report }], at, from),
+    applyReports: applying,
+  };
 }

@@ -34,8 +34,8 @@ const MESSAGE = `message_id AS "messageId", service_id AS "serviceId", device_id
  * was open before (the count is read under the row's lock, so a settle committing meanwhile is seen).
  */
 const RECORD = `WITH new AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-      WITH ORDINALITY AS n (message_id, service_id, device_id, kind, push_type, body, ord)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::double precision[])
+      WITH ORDINALITY AS n (message_id, service_id, device_id, kind, push_type, body, at, ord)
   ), reserved AS (
     INSERT INTO message_sequences AS q (service_id, device_id, last_sequence, open_messages)
     SELECT service_id, device_id, count(*), count(*) FROM new GROUP BY service_id, device_id ORDER BY service_id, device_id
@@ -48,7 +48,7 @@ const RECORD = `WITH new AS (
   INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
   SELECT n.message_id, n.service_id, n.device_id, n.kind, n.push_type,
          r.last_sequence - count(*) OVER pair + row_number() OVER (pair ORDER BY n.ord),
-         n.body, 'pending', $7, $7,
+         n.body, 'pending', n.at, n.at,
          r.open_messages = count(*) OVER pair AND row_number() OVER (pair ORDER BY n.ord) = 1
   FROM new n JOIN reserved r ON r.service_id = n.service_id AND r.device_id = n.device_id CROSS JOIN wake
   WINDOW pair AS (PARTITION BY n.service_id, n.device_id)
@@ -56,10 +56,15 @@ const RECORD = `WITH new AS (
 
 /** Records the messages of one change. Call inside the change's transaction. */
 export async function recordMessages(sql: Sql, specs: MessageSpec[], at: number): Promise<void> {
-  if (specs.length === 0) return;
-  const messages = specs.map((spec) => {
+  await recordMessagesAt(sql, specs.map((spec) => ({ spec, at })));
+}
+
+/** Records messages each made at its own time (the changes of a group of reports). Call inside their transaction. */
+export async function recordMessagesAt(sql: Sql, made: ReadonlyArray<{ spec: MessageSpec; at: number }>): Promise<void> {
+  if (made.length === 0) return;
+  const messages = made.map(({ spec, at }) => {
     const messageId = newMessageId();
-    return { spec, messageId, body: messageBody(spec, messageId, at) };
+    return { spec, at, messageId, body: messageBody(spec, messageId, at) };
   });
   await sql.run(
     RECORD,
@@ -69,7 +74,7 @@ export async function recordMessages(sql: Sql, specs: MessageSpec[], at: number)
     messages.map((m) => messageKind(m.spec.pushType)),
     messages.map((m) => m.spec.pushType),
     messages.map((m) => m.body),
-    at,
+    messages.map((m) => m.at),
   );
 }
 

@@ -9,7 +9,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { openListenClient, openPool } from './pool.js';
 import { postgresAccounts } from './postgres-accounts.js';
 import { postgresDelivery } from './postgres-delivery.js';
-import { postgresDevices } from './postgres-devices.js';
+import { deviceReports, postgresDevices, type DeviceReports } from './postgres-devices.js';
 import { postgresLeases } from './postgres-leases.js';
 import { Notifications, notifyLookupChange } from './postgres-notify.js';
 import { postgresOutbox } from './postgres-outbox.js';
@@ -29,10 +29,11 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
   const notifications = new Notifications(listen);
   /** Lookup changes being told, which close() lets finish: a CLI command closes right after its change. */
   const publishing = new Set<Promise<void>>();
+  const reports = deviceReports(sql);
   return {
-    ...lifecycle(sql, notifications, publishing),
+    ...lifecycle(sql, notifications, publishing, reports),
     ...postgresAccounts(sql),
-    ...postgresDevices(sql),
+    ...postgresDevices(sql, reports),
     ...postgresSubscriptions(sql),
     ...postgresOutbox(sql, notifications),
     ...postgresDelivery(sql),
@@ -43,7 +44,7 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
   };
 }
 
-function lifecycle(sql: Sql, notifications: Notifications, publishing: Set<Promise<void>>): StoreLifecycle {
+function lifecycle(sql: Sql, notifications: Notifications, publishing: Set<Promise<void>>, reports: DeviceReports): StoreLifecycle {
   return {
     async migrate() {
       await migrate(sql, loadMigrations(), Date.now());
@@ -52,6 +53,8 @@ function lifecycle(sql: Sql, notifications: Notifications, publishing: Set<Promi
       await sql.run('SELECT 1');
     },
     async close() {
+      // Reports asked for before close are written and answered, as SQLite's group commit does.
+      await reports.settled();
       await Promise.allSettled(publishing);
       await notifications.close();
       await sql.end();

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { StatusMoved } from '../../../src/core/errors.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, DRYER, freshStore, newDevice, pushTypes, T0, WASHER } from './world.js';
+import { addDevice, addService, addUser, connect, DRYER, freshStore, newDevice, pushTypes, recorded, T0, WASHER } from './world.js';
 
 export function devicesContract(open: () => Promise<Store>): void {
   const store = freshStore(open);
@@ -168,6 +168,45 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
       expect(await store().listMessages('S1', { deviceId: 'D1' })).toHaveLength(1);
       expect(await store().applyReports('D1', [{ status: { a: 1, b: 1 }, report: { b: 1 } }], T0 + 3, 2)).toBe(3);
+    });
+
+    it('takes reports asked for at once, of many devices, together; refuses only those that fail', async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      const devices = Array.from({ length: 20 }, (_, i) => `D${i}`);
+      for (const deviceId of devices) {
+        await addDevice(store(), deviceId, 'U1');
+        await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt: T0 + 3_600_000 }, T0, 100);
+      }
+      const outcomes = await Promise.allSettled([
+        ...devices.map((deviceId, i) => store().applyReport(deviceId, { n: i }, { n: i }, T0 + 1 + i)),
+        store().applyReport('nope', { n: 0 }, { n: 0 }, T0 + 1),
+        // Worked out from a version that is not D0's any more.
+        store().applyReport('D0', { stale: true }, { stale: true }, T0 + 1, 5),
+      ]);
+      expect(outcomes.slice(0, 20)).toEqual(devices.map(() => ({ status: 'fulfilled', value: 2 })));
+      expect(outcomes[20]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/nope/) } });
+      expect(outcomes[21]).toMatchObject({ status: 'rejected', reason: expect.any(StatusMoved) });
+      for (const [i, deviceId] of devices.entries()) {
+        expect(await store().getDeviceState(deviceId)).toMatchObject({ status: { n: i }, version: 2 });
+        // Each change's event, made at its own time.
+        const events = (await recorded(store(), 'S1', deviceId)).filter((r) => r.message.pushType === 'DEVICE_STATUS');
+        expect(events.map((r) => [r.payload.report, r.message.createdAt])).toEqual([[{ n: i }, T0 + 1 + i]]);
+      }
+    });
+
+    it("keeps one device's reports asked for at once in the order they were asked for", async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      await addDevice(store(), 'D1', 'U1');
+      await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + 3_600_000 }, T0, 100);
+      const versions = await Promise.all(Array.from({ length: 5 }, (_, n) => store().applyReport('D1', { n }, { n }, T0 + 1 + n)));
+      expect(versions).toEqual([2, 3, 4, 5, 6]);
+      expect((await store().getDeviceState('D1'))?.status).toEqual({ n: 4 });
+      const events = (await recorded(store(), 'S1', 'D1')).filter((r) => r.message.pushType === 'DEVICE_STATUS').map((r) => r.message);
+      expect(events.sort((a, b) => a.sequence - b.sequence).map((m) => JSON.parse(m.body).event.report)).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
     });
 
     it('takes several reports in one write, a version for each that is not empty', async () => {

@@ -62,6 +62,27 @@ export function faultsContract(open: () => Promise<Store>, faults: SideConnectio
     expect(await faults.count('outbox')).toBe(1);
   });
 
+  it('refuses only the report whose event fails among reports asked for at once; the others commit', async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    for (const deviceId of ['D1', 'D2', 'D3']) {
+      await addDevice(store(), deviceId, 'U1');
+      await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId, expiresAt: T0 + HOUR }, T0, 100);
+    }
+    await faults.failMessagesWhere("NEW.kind = 'event' AND NEW.device_id = 'D2'");
+
+    const outcomes = await Promise.allSettled(['D1', 'D2', 'D3'].map((deviceId) => store().applyReport(deviceId, { a: 2 }, { a: 2 }, T0 + 1)));
+
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/injected fault/);
+    expect(await store().getDeviceState('D2')).toMatchObject({ status: newDevice('D2').status, version: 1 });
+    for (const deviceId of ['D1', 'D3']) {
+      expect(await store().getDeviceState(deviceId)).toMatchObject({ status: { a: 2 }, version: 2 });
+      expect((await recorded(store(), 'S1', deviceId)).map((m) => m.message.pushType)).toEqual(['DEVICE_REGISTERED', 'DEVICE_STATUS']);
+    }
+  });
+
   it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
     await addService(store(), 'S1');
     await addUser(store(), 'U1');

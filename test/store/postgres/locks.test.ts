@@ -133,6 +133,32 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
         }
       }
     });
+
+    it("two nodes' groups of reports over the same devices, asked for in opposite orders: they take turns, none retried", async () => {
+      const devices = Array.from({ length: 8 }, (_, i) => `D${i}`);
+      await world(['S1'], devices);
+      // Plans that update the status rows in the order the group lists them: without the group's own
+      // lock order, a and b would each hold rows the other waits for.
+      const database = new URL(db.url).pathname.slice(1);
+      await side((c) => c.query(`ALTER DATABASE ${database} SET enable_hashjoin = off; ALTER DATABASE ${database} SET enable_mergejoin = off`));
+      const [c, d] = [await openStore(db.url), await openStore(db.url)];
+      try {
+        const ROUNDS = 30;
+        for (let n = 1; n <= ROUNDS; n++) {
+          // Each node's reports of a round go in one group.
+          await Promise.all([...devices.map((id) => report(c, id, n)), ...[...devices].reverse().map((id) => report(d, id, n))]);
+        }
+        expect([c.capabilities.statementCounts?.transactionsRetried(), d.capabilities.statementCounts?.transactionsRetried()]).toEqual([NONE, NONE]);
+        for (const deviceId of devices) {
+          expect((await c.getDeviceState(deviceId))?.version).toBe(1 + 2 * ROUNDS);
+          const messages = (await recorded(c, 'S1', deviceId)).filter((m) => m.message.pushType === 'DEVICE_STATUS').map((m) => m.message);
+          expect(messages.map((m) => m.sequence).sort((x, y) => x - y)).toEqual(messages.map((_, i) => i + 2));
+        }
+      } finally {
+        await Promise.all([c.close(), d.close()]);
+        await side((client) => client.query(`ALTER DATABASE ${database} RESET ALL`));
+      }
+    });
   });
 
   describe('retries', () => {
