@@ -268,6 +268,17 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(await recorded(store, 'S1', 'D29')).toHaveLength(2);
       });
 
+      it('reads the states of devices asked for at once in one statement', async () => {
+        await addUser(store, 'U1');
+        for (let i = 0; i < 20; i++) await addDevice(store, `D${i}`, 'U1');
+        const before = sent();
+        const states = await Promise.all([...Array.from({ length: 20 }, (_, i) => store.getDeviceState(`D${i}`)), store.getDeviceStatusJson('D0'), store.getDeviceState('nope')]);
+        expect(sent() - before).toBe(1);
+        expect(states.slice(0, 20).map((s) => s && 'deviceId' in s && s.deviceId)).toEqual(Array.from({ length: 20 }, (_, i) => `D${i}`));
+        expect(states[20]).toMatchObject({ version: 1, online: true });
+        expect(states[21]).toBeUndefined();
+      });
+
       it('writes and answers the reports asked for before it closes', async () => {
         await addUser(store, 'U1');
         await addDevice(store, 'D1', 'U1');

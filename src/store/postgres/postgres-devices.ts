@@ -16,12 +16,13 @@ import {
   type Subscriber,
 } from '../messages.js';
 import { StatusMoved } from '../../core/errors.js';
-import type { Device, DeviceState, NewDevice } from '../../core/model.js';
+import type { Device, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
+import { BatchedReads } from './batched-reads.js';
 import { ReportGroups, type Outcome } from './report-groups.js';
 import { allowsType } from './postgres-subscriptions.js';
-import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
+import type { DevicesArea, StatusChange } from '../areas/devices.js';
 import { sharedWith } from './postgres-oauth.js';
 
 /** A device with its users (the owner first) in one row, shaped as `Device`. */
@@ -126,17 +127,22 @@ export async function userDeviceIds(sql: Sql, userNumber: string): Promise<strin
   return rows.map((r) => r.deviceId);
 }
 
-const DEVICE_STATE = 'SELECT s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id WHERE s.device_id = $1';
-
-async function getDeviceState(sql: Sql, deviceId: string): Promise<DeviceState | undefined> {
-  const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
-  // The store wrote this JSON itself, so its shape is known.
-  return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
+interface StateRow {
+  deviceId: string;
+  status: string;
+  version: number;
+  online: boolean;
 }
 
-async function getDeviceStatusJson(sql: Sql, deviceId: string): Promise<DeviceStatusJson | undefined> {
-  const row = await sql.one<{ status: string; version: number; online: boolean }>(DEVICE_STATE, deviceId);
-  return row && { statusJson: row.status, version: row.version, online: row.online };
+const DEVICE_STATES = `SELECT s.device_id AS "deviceId", s.status, s.version, d.online FROM device_states s JOIN devices d ON d.device_id = s.device_id
+  WHERE s.device_id = ANY ($1::text[])`;
+
+/** The states of devices asked for in one turn, read together (batched-reads.ts). */
+function stateReads(sql: Sql): BatchedReads<StateRow> {
+  return new BatchedReads(async (deviceIds) => {
+    const rows = await sql.all<StateRow>(DEVICE_STATES, deviceIds);
+    return new Map(rows.map((row) => [row.deviceId, row]));
+  });
 }
 
 /**
@@ -365,6 +371,7 @@ export function deviceReports(sql: Sql): DeviceReports {
 
 /** The devices area on PostgreSQL; its reports go through `groups`. */
 export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
+  const states = stateReads(sql);
   // Reports that change nothing write nothing, as applyReports has it, and need no group.
   const applying = async (deviceId: string, reported: StatusChange[], at: number, from?: number): Promise<number> => {
     const changes = reported.filter((change) => !isEmptyReport(change.report));
@@ -374,8 +381,17 @@ export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
   return {
     ...area(sql, {
       registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
-      getDeviceState, getDeviceStatusJson, recordPush, setOnline, countOnlineDevices,
+      recordPush, setOnline, countOnlineDevices,
     }),
+    getDeviceState: async (deviceId) => {
+      const row = await states.read(deviceId);
+      // The store wrote this JSON itself, so its shape is known.
+      return row && { deviceId, status: JSON.parse(row.status) as DeviceStatus, version: row.version, online: row.online };
+    },
+    getDeviceStatusJson: async (deviceId) => {
+      const row = await states.read(deviceId);
+      return row && { statusJson: row.status, version: row.version, online: row.online };
+    },
     applyReport: (deviceId, status, report, at, from) => applying(deviceId, [{ status, report }], at, from),
     applyReports: applying,
   };
