@@ -24,13 +24,8 @@
  * reports/s) and BENCH_SECONDS tune it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
@@ -38,6 +33,7 @@ import { DEFAULT_TUNING } from '../src/delivery/index.js';
 import { createSender, type Sender } from '../src/delivery/sender.js';
 import { randomId, systemClock } from '../src/ids.js';
 import { openStore } from '../src/store/index.js';
+import { postgresAdminUrl, postgresDatabase, sqliteDatabase, type BenchDatabase } from './lib/database.js';
 import { ROOT } from './lib/build.js';
 import { cpuSecondsOf, cpuSecondsOfCommand } from './lib/proc.js';
 import { ceilingFigure, type Figure, type Scenario } from './lib/scenario.js';
@@ -120,38 +116,6 @@ async function startReceiver(): Promise<Receiver> {
     },
     close: () => child.kill(),
   };
-}
-
-// ---- the database: a SQLite file, or a fresh PostgreSQL database ----
-
-interface BenchDatabase {
-  /** The server's DATABASE_URL. */
-  url: string;
-  kind: 'SQLite' | 'PostgreSQL';
-  remove(): Promise<void>;
-}
-
-function sqliteDatabase(): BenchDatabase {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-delivery-'));
-  return { url: `sqlite:${join(dir, 'bench.db')}`, kind: 'SQLite', remove: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** `bench_delivery_<random>` on the server of `adminUrl`; the name is generated, so it is spliced into the SQL. */
-async function postgresDatabase(adminUrl: string): Promise<BenchDatabase> {
-  const name = `bench_delivery_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), kind: 'PostgreSQL', remove: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 // ---- the world: one service subscribed to the events of many ceiling fans ----
@@ -481,8 +445,8 @@ async function run(settings: { serverEntry: string; warmupSeconds: number }): Pr
     } finally {
       await sqlite.remove();
     }
-    const postgres = process.env.DATABASE_URL;
-    if (postgres && /^postgres(ql)?:\/\//.test(postgres)) {
+    const postgres = postgresAdminUrl();
+    if (postgres) {
       for (const nodes of [1, 2]) {
         const database = await postgresDatabase(postgres);
         try {

@@ -1,9 +1,10 @@
 /**
  * MQTT ingest (issue 5, target of issue 7: ≥ 10,000 reports/s): device clients publish state
- * reports QoS 1 to the embedded broker of `appliance-cloud serve` in a child process (SQLite file);
- * a report counts once its status change is stored and its DEVICE_STATUS event recorded for the
- * service subscribed to the device. Baseline, same run: the same clients and publishes to a bare
- * aedes broker in a child process, consumed by a no-op subscriber (the broker's own limit).
+ * reports QoS 1 to the embedded broker of `appliance-cloud serve` in a child process (SQLite file;
+ * and, with DATABASE_URL=postgres://…, a fresh PostgreSQL database, issue 16); a report counts once
+ * its status change is stored and its DEVICE_STATUS event recorded for the service subscribed to the
+ * device. Baseline, same run: the same clients and publishes to a bare aedes broker in a child
+ * process, consumed by a no-op subscriber (the broker's own limit).
  *
  *   npm run bench -- mqtt-ingest
  *
@@ -12,21 +13,22 @@
  * --cpu-prof-dir=/tmp/prof' profiles the server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { connectAsync } from 'mqtt';
+import pg from 'pg';
 import { DEVICE_TYPES } from '../src/catalog/index.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { DeviceClient } from '../src/device-protocol/device-client.js';
 import { newMessageId, systemClock } from '../src/ids.js';
 import { demoCountry } from '../src/regions.js';
+import { openStore } from '../src/store/index.js';
 import { openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { sqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
 import { ROOT } from './lib/build.js';
+import { postgresAdminUrl, postgresDatabase, sqliteDatabase, type BenchDatabase } from './lib/database.js';
 import { cpuSecondsOf } from './lib/proc.js';
 import type { BenchSettings, Figure, Scenario } from './lib/scenario.js';
 import { ADMIN_TOKEN, freePort, SERVER_CONDITIONS, startServer } from './lib/server.js';
@@ -42,20 +44,24 @@ const DEVICE_TYPE = 'DEVICE_CEILING_FAN';
 const WIND = ['HIGH', 'LOW'] as const;
 
 interface Seeded {
-  databaseFile: string;
+  database: BenchDatabase;
   devices: { deviceId: string; secret: string }[];
   identities: { headers: Record<string, string>; deviceIds: string[] }[];
-  remove(): void;
 }
 
-/** One service, users of DEVICES_PER_USER ceiling fans each, seeded through the domain functions. */
-async function seed(): Promise<Seeded> {
-  const directory = mkdtempSync(join(tmpdir(), 'appliance-cloud-mqtt-bench-'));
-  const databaseFile = join(directory, 'world.db');
-  const db = openSqliteDatabase(databaseFile);
+/** The store to seed `database` through; a SQLite file without fsyncs, which seeding does not need. */
+async function seedingStore(database: BenchDatabase): Promise<Store> {
+  if (database.kind === 'PostgreSQL') return openStore(database.url);
+  const db = openSqliteDatabase(database.url.slice('sqlite:'.length));
   db.pragma('synchronous = OFF');
   const store = sqliteStore(db);
   await store.migrate();
+  return store;
+}
+
+/** One service, users of DEVICES_PER_USER ceiling fans each, seeded through the domain functions. */
+async function seed(database: BenchDatabase): Promise<Seeded> {
+  const store = await seedingStore(database);
   const config = loadConfig('serve', { ADMIN_TOKEN });
   const ctx = createContext(config, store, systemClock);
   const countryCode = demoCountry(config.region);
@@ -80,7 +86,7 @@ async function seed(): Promise<Seeded> {
     identities.push({ headers, deviceIds });
   }
   await store.close();
-  return { databaseFile, devices, identities, remove: () => rmSync(directory, { recursive: true, force: true }) };
+  return { database, devices, identities };
 }
 
 /** As a partner: load each user's device list, then subscribe to every device's events. */
@@ -119,11 +125,11 @@ async function publishAll(clients: DeviceClient[]): Promise<void> {
 }
 
 /** Polls `count` until it reaches `total` (or stops moving for 10 s); the time it got there. */
-async function whenCounted(count: () => number, total: number): Promise<{ at: number; reached: number }> {
+async function whenCounted(count: () => number | Promise<number>, total: number): Promise<{ at: number; reached: number }> {
   let last = -1;
   let movedAt = performance.now();
   for (;;) {
-    const now = count();
+    const now = await count();
     if (now >= total) return { at: performance.now(), reached: now };
     if (now !== last) [last, movedAt] = [now, performance.now()];
     if (performance.now() - movedAt > 10_000) return { at: movedAt, reached: now };
@@ -142,40 +148,63 @@ interface Run {
   cpuUsPerReport?: number;
 }
 
+/** What the database holds: statuses stored (the sum of their versions) and DEVICE_STATUS events recorded, read beside the server. */
+interface Tally {
+  read(): Promise<{ stored: number; events: number }>;
+  close(): Promise<void>;
+}
+
+const STORED = 'SELECT COALESCE(SUM(version), 0) AS n FROM device_states';
+const EVENTS = `SELECT COUNT(*) AS n FROM outbox WHERE push_type = 'DEVICE_STATUS'`;
+
+async function tally(database: BenchDatabase): Promise<Tally> {
+  if (database.kind === 'SQLite') {
+    const reader = new Database(database.url.slice('sqlite:'.length), { readonly: true });
+    const [stored, events] = [reader.prepare(STORED).pluck(), reader.prepare(EVENTS).pluck()];
+    return { read: async () => ({ stored: stored.get() as number, events: events.get() as number }), close: async () => void reader.close() };
+  }
+  const reader = new pg.Client({ connectionString: database.url });
+  await reader.connect();
+  const count = async (sql: string) => Number((await reader.query<{ n: string }>(sql)).rows[0]!.n);
+  return { read: async () => ({ stored: await count(STORED), events: await count(EVENTS) }), close: () => reader.end() };
+}
+
 /** The app: publishes to the server's broker, counts what the store holds. */
 async function measureServer(entry: string, world: Seeded): Promise<Run> {
   const mqttPort = await freePort();
-  const server = await startServer(entry, world.databaseFile, { MQTT_PORT: String(mqttPort) });
-  const reader = new Database(world.databaseFile, { readonly: true });
+  const server = await startServer(entry, '', { MQTT_PORT: String(mqttPort), DATABASE_URL: world.database.url });
+  const reader = await tally(world.database);
   try {
     await subscribeEvents(server.url, world.identities);
     const clients = await connectAll(`mqtt://127.0.0.1:${mqttPort}`, world.devices);
-    const stored = reader.prepare('SELECT COALESCE(SUM(version), 0) AS n FROM device_states').pluck();
-    const events = reader.prepare(`SELECT COUNT(*) FROM outbox WHERE push_type = 'DEVICE_STATUS'`).pluck();
     // Connecting reported nothing; wait for the online flags to settle, then take the starting point.
     await sleep(500);
-    const [stored0, events0] = [stored.get() as number, events.get() as number];
+    const start = await reader.read();
     const total = world.devices.length * REPORTS;
     const cpu0 = cpuSecondsOf(server.pid);
     const started = performance.now();
     const published = publishAll(clients).then(() => performance.now());
-    const done = await whenCounted(() => Math.min((stored.get() as number) - stored0, (events.get() as number) - events0), total);
+    const done = await whenCounted(async () => {
+      const now = await reader.read();
+      return Math.min(now.stored - start.stored, now.events - start.events);
+    }, total);
     const cpuUsPerReport = ((cpuSecondsOf(server.pid) - cpu0) * 1e6) / total;
     const publishedAt = await published;
     const seconds = (done.at - started) / 1000;
+    const end = await reader.read();
     const result = {
       reports: total,
       seconds,
       perSecond: done.reached / seconds,
       publishedSeconds: (publishedAt - started) / 1000,
-      stored: (stored.get() as number) - stored0,
-      events: (events.get() as number) - events0,
+      stored: end.stored - start.stored,
+      events: end.events - start.events,
       cpuUsPerReport,
     };
     await Promise.all(clients.map((c) => c.mqtt.endAsync(true)));
     return result;
   } finally {
-    reader.close();
+    await reader.close();
     await server.stop();
   }
 }
@@ -221,29 +250,35 @@ async function measureBaseline(world: Seeded): Promise<Run> {
   }
 }
 
-async function run(settings: BenchSettings): Promise<Figure[]> {
-  const world = await seed();
+/** The server's reports/s on `database`, against the bare broker's with the same clients. */
+async function ingestFigure(entry: string, database: BenchDatabase): Promise<Figure> {
   try {
+    const world = await seed(database);
     const baseline = await measureBaseline(world);
-    const app = await measureServer(settings.serverEntry, world);
+    const app = await measureServer(entry, world);
     const lost = app.reports - Math.min(app.stored ?? 0, app.events ?? 0);
     // Zero loss: every report acknowledged must be stored with its event.
-    if (lost > 0) throw new Error(`${lost} of ${app.reports} acknowledged reports were not stored with their event`);
-    return [
-      {
-        figure: 'reports/s, publish to stored status and event (SQLite)',
-        value: app.perSecond,
-        unit: 'reports/s',
-        baseline: { label: 'bare aedes, no-op subscriber', value: baseline.perSecond },
-        ratio: app.perSecond / baseline.perSecond,
-        target: `≥ ${TARGET.toLocaleString('en')} reports/s (issue 7)`,
-        met: app.perSecond >= TARGET,
-        details: { app, baseline },
-      },
-    ];
+    if (lost > 0) throw new Error(`${lost} of ${app.reports} acknowledged reports were not stored with their event (${database.kind})`);
+    return {
+      figure: `reports/s, publish to stored status and event (${database.kind})`,
+      value: app.perSecond,
+      unit: 'reports/s',
+      baseline: { label: 'bare aedes, no-op subscriber', value: baseline.perSecond },
+      ratio: app.perSecond / baseline.perSecond,
+      target: `≥ ${TARGET.toLocaleString('en')} reports/s (issue 7)`,
+      met: app.perSecond >= TARGET,
+      details: { app, baseline },
+    };
   } finally {
-    world.remove();
+    await database.remove();
   }
+}
+
+async function run(settings: BenchSettings): Promise<Figure[]> {
+  const figures = [await ingestFigure(settings.serverEntry, sqliteDatabase())];
+  const postgres = postgresAdminUrl();
+  if (postgres) figures.push(await ingestFigure(settings.serverEntry, await postgresDatabase(postgres)));
+  return figures;
 }
 
 /** For bench/run.ts: any bench/*.ts exporting `scenario` is one of its scenarios. */
@@ -254,7 +289,7 @@ export const scenario: Scenario = {
   conditions: {
     ...SERVER_CONDITIONS,
     MQTT_PORT: 'a free port',
-    DATABASE_URL: 'sqlite:<file> (synchronous = FULL)',
+    DATABASE_URL: 'sqlite:<file> (synchronous = FULL); a fresh PostgreSQL database when DATABASE_URL=postgres://…',
     devices: String(DEVICES),
     reportsPerDevice: String(REPORTS),
     inFlightPerDevice: String(WINDOW),
