@@ -10,15 +10,11 @@
  *
  * A script of its own, not a scenario of `npm run bench`: it prints its figures and writes nothing.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { newMessageId } from '../src/ids.js';
 import { buildServer } from './lib/build.js';
 import { detailsOf, measure, pairedRatio } from './lib/compare.js';
+import { postgresAdminUrl, postgresDatabase, sqliteDatabase, type BenchDatabase } from './lib/database.js';
 import { load, type HttpRequest } from './lib/load.js';
 import type { BenchSettings } from './lib/scenario.js';
 import { ADMIN_TOKEN, startServer, type ServerUnderTest } from './lib/server.js';
@@ -39,27 +35,10 @@ const settings: BenchSettings = {
   serverEntry: process.env.BENCH_SERVER_ENTRY || buildServer(),
 };
 
-/** A temp SQLite file, or `bench_rate_limit_<random>` on the PostgreSQL server of DATABASE_URL (the name is generated, so it is spliced into the SQL). */
-async function database(): Promise<{ url: string; kind: string; remove(): Promise<void> }> {
-  const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl || !/^postgres(ql)?:\/\//.test(adminUrl)) {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-rate-limit-'));
-    return { url: `sqlite:${join(dir, 'bench.db')}`, kind: 'SQLite', remove: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `bench_rate_limit_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), kind: 'PostgreSQL', remove: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+/** A temp SQLite file, or a fresh database on the PostgreSQL server of DATABASE_URL. */
+async function database(): Promise<BenchDatabase> {
+  const adminUrl = postgresAdminUrl();
+  return adminUrl ? postgresDatabase(adminUrl) : sqliteDatabase();
 }
 
 /** One call; its `response`, or a failure naming it. */
