@@ -258,7 +258,11 @@ async function writeReportGroup(tx: Sql, calls: ReportCall[]): Promise<Array<Out
       updated.map((row) => row.deviceId),
       updated.map((row) => row.deviceType),
     );
-    for (const { deviceId, ...subscriber } of rows) (subscribers.get(deviceId) ?? subscribers.set(deviceId, []).get(deviceId)!).push(subscriber);
+    for (const { deviceId, ...subscriber } of rows) {
+      const listening = subscribers.get(deviceId);
+      if (listening) listening.push(subscriber);
+      else subscribers.set(deviceId, [subscriber]);
+    }
   }
   const made = calls.flatMap((call) => {
     const row = written.get(call.deviceId);
