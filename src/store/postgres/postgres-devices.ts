@@ -201,10 +201,11 @@ interface ReportCall {
  * The group's status writes in one statement. Its status rows are locked first, all of them and in
  * the order of their keys, so that two groups of two nodes never wait on each other in a cycle: the
  * count is one row, which the UPDATE joins, so it is whole before any row is updated. A row whose
- * version is not the one its caller read is left as it is (see applyReports).
+ * version is not the one its caller read is left as it is (see applyReports). The writes come as one
+ * JSON array ($2), as the messages do (see recordMessagesAt).
  */
 const UPDATE_GROUP = `WITH v AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::integer[]) AS v (device_id, status, n, expected)
+    SELECT * FROM json_to_recordset($2::json) AS v (device_id text, status text, n integer, expected integer)
   ), locked AS (
     SELECT count(*) FROM (SELECT 1 FROM device_states WHERE device_id = ANY ($1::text[]) ORDER BY device_id FOR UPDATE) l
   )
@@ -242,13 +243,16 @@ async function applyReportGroup(sql: Sql, calls: ReportCall[]): Promise<Array<Ou
 }
 
 async function writeReportGroup(tx: Sql, calls: ReportCall[]): Promise<Array<Outcome<number>>> {
-  const deviceIds = calls.map((c) => c.deviceId);
+  const writes = calls.map((c) => ({
+    device_id: c.deviceId,
+    status: JSON.stringify(c.changes[c.changes.length - 1]!.status),
+    n: c.changes.length,
+    expected: c.from ?? null,
+  }));
   const updated = await tx.all<{ deviceId: string; version: number; deviceType: string }>(
     UPDATE_GROUP,
-    deviceIds,
-    calls.map((c) => JSON.stringify(c.changes[c.changes.length - 1]!.status)),
-    calls.map((c) => c.changes.length),
-    calls.map((c) => c.from ?? null),
+    calls.map((c) => c.deviceId),
+    JSON.stringify(writes),
   );
   const written = new Map(updated.map((row) => [row.deviceId, row]));
   const subscribers = new Map<string, EventSubscriber[]>();

@@ -32,9 +32,12 @@ const MESSAGE = `message_id AS "messageId", service_id AS "serviceId", device_id
  * writers never wait on each other in a cycle. (A CTE calling a volatile function runs once.)
  * The upsert also counts the queue's open messages: the first new one is the queue's head when none
  * was open before (the count is read under the row's lock, so a settle committing meanwhile is seen).
+ * The messages come as one JSON array: as text arrays, each body was escaped by two regular
+ * expressions in the driver and parsed again as an array literal by the server.
  */
 const RECORD = `WITH new AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::double precision[])
+    SELECT * FROM ROWS FROM (json_to_recordset($1::json)
+      AS (message_id text, service_id text, device_id text, kind text, push_type text, body text, at double precision))
       WITH ORDINALITY AS n (message_id, service_id, device_id, kind, push_type, body, at, ord)
   ), reserved AS (
     INSERT INTO message_sequences AS q (service_id, device_id, last_sequence, open_messages)
@@ -64,18 +67,17 @@ export async function recordMessagesAt(sql: Sql, made: ReadonlyArray<{ spec: Mes
   if (made.length === 0) return;
   const messages = made.map(({ spec, at }) => {
     const messageId = newMessageId();
-    return { spec, at, messageId, body: messageBody(spec, messageId, at) };
+    return {
+      message_id: messageId,
+      service_id: spec.serviceId,
+      device_id: spec.deviceId,
+      kind: messageKind(spec.pushType),
+      push_type: spec.pushType,
+      body: messageBody(spec, messageId, at),
+      at,
+    };
   });
-  await sql.run(
-    RECORD,
-    messages.map((m) => m.messageId),
-    messages.map((m) => m.spec.serviceId),
-    messages.map((m) => m.spec.deviceId),
-    messages.map((m) => messageKind(m.spec.pushType)),
-    messages.map((m) => m.spec.pushType),
-    messages.map((m) => m.body),
-    messages.map((m) => m.at),
-  );
+  await sql.run(RECORD, JSON.stringify(messages));
 }
 
 /** A service's messages, newest first. */
