@@ -196,6 +196,24 @@ export function devicesContract(open: () => Promise<Store>): void {
       }
     });
 
+    it('keeps the exact text of statuses and event bodies written together, whatever their characters', async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      const texts = ['"quoted"', 'back\\slash', 'caf\u00e9 \u{1F9FA}', 'line\nbreak\u2028', '{"not":"json"}', 'lone \ud800 half', ''];
+      for (const [i] of texts.entries()) {
+        await addDevice(store(), `D${i}`, 'U1');
+        await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: `D${i}`, expiresAt: T0 + 3_600_000 }, T0, 100);
+      }
+      await Promise.all(texts.map((text, i) => store().applyReport(`D${i}`, { label: text }, { label: text }, T0 + 1)));
+      for (const [i, text] of texts.entries()) {
+        expect(await store().getDeviceStatusJson(`D${i}`)).toMatchObject({ statusJson: JSON.stringify({ label: text }) });
+        const [event] = (await recorded(store(), 'S1', `D${i}`)).filter((r) => r.message.pushType === 'DEVICE_STATUS');
+        expect(event?.message.body).toContain(JSON.stringify({ label: text }));
+        expect(event?.payload.report).toEqual({ label: text });
+      }
+    });
+
     it("keeps one device's reports asked for at once in the order they were asked for", async () => {
       await addService(store(), 'S1');
       await addUser(store(), 'U1');
