@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildServer, ROOT } from './lib/build.js';
 import { readResults, writeResult, writeTable } from './lib/report.js';
-import type { BenchSettings, Scenario } from './lib/scenario.js';
+import { positive, type BenchSettings, type Scenario } from './lib/scenario.js';
 
 /** A scenario named that does not exist, or is not one: exit code 2. */
 class UsageError extends Error {}
@@ -42,13 +42,6 @@ async function discover(names: string[]): Promise<Scenario[]> {
     scenarios.push(module.scenario);
   }
   return scenarios.sort((a, b) => a.number - b.number);
-}
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!(value > 0)) throw new Error(`${name} must be a positive number; got ${JSON.stringify(raw)}`);
-  return value;
 }
 
 let chosen: Scenario[];

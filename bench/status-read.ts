@@ -5,7 +5,7 @@ import { throughputFigures } from './lib/figures.js';
 import type { HttpRequest } from './lib/load.js';
 import { ceilingFigure, ratioFigure, type BenchSettings, type Figure, type Scenario } from './lib/scenario.js';
 import { SERVER_CONDITIONS, startServer, withServer, type ServerUnderTest } from './lib/server.js';
-import { prepareIdentities, seedWorld, statusRequest, TWELVE_TYPES } from './lib/world.js';
+import { prepareIdentities, seedWorld, statusRequest, TWELVE_TYPES, type World } from './lib/world.js';
 
 export const scenario: Scenario = {
   number: 1,
@@ -13,11 +13,9 @@ export const scenario: Scenario = {
   title: 'Status read (GET /devices/{id}), one user with 12 virtual appliances',
   conditions: { ...SERVER_CONDITIONS },
   async run(settings) {
-    const world = await seedWorld({ services: 1, users: 1, devicesPerUser: 12, deviceTypes: TWELVE_TYPES, virtual: true, identities: 1 });
+    const world = await statusWorld();
     try {
-      const identity = world.identities[0]!;
-      // Connection i reads device i mod 12: every appliance type's status, each from its own connections.
-      const perConnection = identity.deviceIds.map((deviceId) => [statusRequest(identity, deviceId)]);
+      const perConnection = statusLoad(world);
       const { measured, logging } = await withServer(settings.serverEntry, world.databaseFile, async (server) => {
         await prepareIdentities(server.url, world.identities);
         return { measured: await measureAgainstRaw(server, perConnection, settings), logging: await loggingCost(server, settings, world.databaseFile, perConnection) };
@@ -34,6 +32,17 @@ export const scenario: Scenario = {
     }
   },
 };
+
+/** One user with 12 virtual appliances, one of each type. */
+export function statusWorld(): Promise<World> {
+  return seedWorld({ services: 1, users: 1, devicesPerUser: 12, deviceTypes: TWELVE_TYPES, virtual: true, identities: 1 });
+}
+
+/** Connection i reads device i mod 12: every appliance type's status, each from its own connections. */
+export function statusLoad(world: World): HttpRequest[][] {
+  const identity = world.identities[0]!;
+  return identity.deviceIds.map((deviceId) => [statusRequest(identity, deviceId)]);
+}
 
 /**
  * What logging every request costs: the same build serving the same file with LOG_LEVEL=info, its

@@ -17,6 +17,14 @@ export interface BenchSettings {
   serverEntry: string;
 }
 
+/** The positive number set in the environment variable `name`, or `fallback` when it is unset. */
+export function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!(value > 0)) throw new Error(`${name} must be a positive number; got ${JSON.stringify(raw)}`);
+  return value;
+}
+
 export interface Figure {
   /** What was measured, e.g. `requests/s`. */
   figure: string;

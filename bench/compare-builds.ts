@@ -1,0 +1,88 @@
+/**
+ * `npm run bench:compare -- <load> <build> <build> …`: one load on servers built from several trees,
+ * measured round by round in turn so that a shared machine's noise hits each alike. Prints each
+ * build's requests/s and CPU µs per request (medians), and their ratios to the first build's, paired
+ * by round. A build is `.` (the working tree), a git revision (`HEAD~1`, a hash), or the path of a
+ * compiled CLI entry (`…/dist/cli/index.js`).
+ *
+ * Why: a change worth 5 % moves a figure less than two `npm run bench` one after the other differ on
+ * these machines. Rounds of two builds run side by side put both in the same moment of the host.
+ *
+ * Loads: `control` (scenario 3's world and commands) and `status-read` (scenario 1's). Each build
+ * gets a world of its own (a server writes its file). BENCH_SECONDS (2), BENCH_ROUNDS (10),
+ * BENCH_WARMUP_SECONDS (3) and BENCH_CONNECTIONS (50) tune the load.
+ */
+import { existsSync } from 'node:fs';
+import { buildRevision, buildServer } from './lib/build.js';
+import { measure, pairedRatio, type Target } from './lib/compare.js';
+import type { HttpRequest } from './lib/load.js';
+import { positive } from './lib/scenario.js';
+import { startServer } from './lib/server.js';
+import { prepareIdentities, type World } from './lib/world.js';
+import { controlLoad, controlWorld } from './control.js';
+import { statusLoad, statusWorld } from './status-read.js';
+
+interface Load {
+  seed(connections: number): Promise<World>;
+  perConnection(world: World): HttpRequest[][];
+  subscribeEvents: boolean;
+}
+
+const LOADS: Record<string, Load> = {
+  control: { seed: controlWorld, perConnection: controlLoad, subscribeEvents: true },
+  'status-read': { seed: statusWorld, perConnection: statusLoad, subscribeEvents: false },
+};
+
+const [loadName, ...builds] = process.argv.slice(2);
+const load = loadName === undefined ? undefined : LOADS[loadName];
+if (load === undefined || builds.length < 2) {
+  console.error(`usage: npm run bench:compare -- <${Object.keys(LOADS).join('|')}> <build> <build> … (a build: ., a git revision, or a dist/cli/index.js)`);
+  process.exit(2);
+}
+
+function entryOf(build: string): string {
+  if (build === '.') return buildServer();
+  if (build.endsWith('.js') && existsSync(build)) return build;
+  return buildRevision(build);
+}
+
+const settings = {
+  seconds: positive('BENCH_SECONDS', 2),
+  rounds: Math.round(positive('BENCH_ROUNDS', 10)),
+  warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
+  connections: Math.round(positive('BENCH_CONNECTIONS', 50)),
+};
+
+// Labels by position: the same revision may be named twice (an A/A run shows the noise left).
+const labels = builds.map((build, i) => `${i + 1}. ${build}`);
+const targets: Target[] = [];
+const stops: (() => Promise<void>)[] = [];
+try {
+  for (const [i, build] of builds.entries()) {
+    const world = await load.seed(settings.connections);
+    const server = await startServer(entryOf(build), world.databaseFile);
+    stops.push(async () => {
+      await server.stop();
+      world.remove();
+    });
+    await prepareIdentities(server.url, world.identities, { subscribeEvents: load.subscribeEvents });
+    targets.push({ label: labels[i]!, url: server.url, pid: server.pid, perConnection: load.perConnection(world) });
+  }
+  const results = await measure(targets, { ...settings, serverEntry: '' });
+  const first = results[labels[0]!]!;
+  console.log(`\n${loadName}: ${settings.rounds} rounds of ${settings.seconds} s each, ${settings.connections} connections`);
+  for (const label of labels) {
+    const summary = results[label]!;
+    console.log(
+      [
+        label.padEnd(Math.max(...labels.map((l) => l.length))),
+        `${Math.round(summary.requestsPerSecond)} req/s`.padStart(12),
+        `${summary.cpuUsPerRequest.toFixed(1)} µs CPU/request`.padStart(22),
+        `× first: req/s ${pairedRatio(summary, first, (r) => r.requestsPerSecond).toFixed(3)}, CPU ${pairedRatio(summary, first, (r) => r.cpuUsPerRequest).toFixed(3)}`,
+        `(rounds: ${summary.rounds.map((r) => Math.round(r.requestsPerSecond)).join(' ')})`,
+      ].join('  '),
+    );
+  }
+} finally {
+  for (const stop of stops) await stop();
+}
