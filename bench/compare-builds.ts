@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { buildRevision, buildServer } from './lib/build.js';
 import { measure, pairedRatio, type Target } from './lib/compare.js';
 import type { HttpRequest } from './lib/load.js';
-import { positive } from './lib/scenario.js';
+import { loadSettings } from './lib/scenario.js';
 import { startServer } from './lib/server.js';
 import { prepareIdentities, type World } from './lib/world.js';
 import { controlLoad, controlWorld } from './control.js';
@@ -28,15 +28,16 @@ interface Load {
   subscribeEvents: boolean;
 }
 
-const LOADS: Record<string, Load> = {
-  control: { seed: controlWorld, perConnection: controlLoad, subscribeEvents: true },
-  'status-read': { seed: statusWorld, perConnection: statusLoad, subscribeEvents: false },
-};
+// A Map: the load's name comes from the command line (`constructor` is not a load).
+const LOADS = new Map<string, Load>([
+  ['control', { seed: controlWorld, perConnection: controlLoad, subscribeEvents: true }],
+  ['status-read', { seed: statusWorld, perConnection: statusLoad, subscribeEvents: false }],
+]);
 
 const [loadName, ...builds] = process.argv.slice(2);
-const load = loadName === undefined ? undefined : LOADS[loadName];
+const load = loadName === undefined ? undefined : LOADS.get(loadName);
 if (load === undefined || builds.length < 2) {
-  console.error(`usage: npm run bench:compare -- <${Object.keys(LOADS).join('|')}> <build> <build> … (a build: ., a git revision, or a dist/cli/index.js)`);
+  console.error(`usage: npm run bench:compare -- <${[...LOADS.keys()].join('|')}> <build> <build> … (a build: ., a git revision, or a dist/cli/index.js)`);
   process.exit(2);
 }
 
@@ -46,12 +47,7 @@ function entryOf(build: string): string {
   return buildRevision(build);
 }
 
-const settings = {
-  seconds: positive('BENCH_SECONDS', 2),
-  rounds: Math.round(positive('BENCH_ROUNDS', 10)),
-  warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
-  connections: Math.round(positive('BENCH_CONNECTIONS', 50)),
-};
+const settings = loadSettings({ seconds: 2, rounds: 10 });
 
 // Labels by position: the same revision may be named twice (an A/A run shows the noise left).
 const labels = builds.map((build, i) => `${i + 1}. ${build}`);

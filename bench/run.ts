@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildServer, ROOT } from './lib/build.js';
 import { readResults, writeResult, writeTable } from './lib/report.js';
-import { positive, type BenchSettings, type Scenario } from './lib/scenario.js';
+import { loadSettings, type BenchSettings, type Scenario } from './lib/scenario.js';
 
 /** A scenario named that does not exist, or is not one: exit code 2. */
 class UsageError extends Error {}
@@ -53,13 +53,7 @@ try {
   process.exit(2);
 }
 
-const settings: BenchSettings = {
-  seconds: positive('BENCH_SECONDS', 4),
-  rounds: Math.round(positive('BENCH_ROUNDS', 5)),
-  warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
-  connections: Math.round(positive('BENCH_CONNECTIONS', 50)),
-  serverEntry: process.env.BENCH_SERVER_ENTRY || buildServer(),
-};
+const settings: BenchSettings = { ...loadSettings({ seconds: 4, rounds: 5 }), serverEntry: process.env.BENCH_SERVER_ENTRY || buildServer() };
 
 let failed = 0;
 for (const scenario of chosen) {

@@ -41,8 +41,10 @@ export function buildServer(source: string = ROOT): string {
 
 /** Builds the tree of a git revision (`HEAD~1`, a branch, a hash) as buildServer builds the working tree. */
 export function buildRevision(revision: string): string {
+  // Resolved first, so that a name starting with `-` is a revision, never an option of git archive.
+  const commit = execFileSync('git', ['rev-parse', '--verify', '--end-of-options', `${revision}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
   const tree = scratch();
-  const archive = execFileSync('git', ['archive', '--format=tar', revision], { cwd: ROOT, maxBuffer: 1 << 30 });
+  const archive = execFileSync('git', ['archive', '--format=tar', commit], { cwd: ROOT, maxBuffer: 1 << 30 });
   execFileSync('tar', ['-x', '-C', tree], { input: archive });
   // Its compiler settings name the project's type packages.
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));

@@ -17,12 +17,21 @@ export interface BenchSettings {
   serverEntry: string;
 }
 
-/** The positive number set in the environment variable `name`, or `fallback` when it is unset. */
-export function positive(name: string, fallback: number): number {
+function positive(name: string, fallback: number): number {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
   if (!(value > 0)) throw new Error(`${name} must be a positive number; got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** The load as BENCH_SECONDS, BENCH_ROUNDS, BENCH_WARMUP_SECONDS (3) and BENCH_CONNECTIONS (50) set it. */
+export function loadSettings(defaults: { seconds: number; rounds: number }): Omit<BenchSettings, 'serverEntry'> {
+  return {
+    seconds: positive('BENCH_SECONDS', defaults.seconds),
+    rounds: Math.round(positive('BENCH_ROUNDS', defaults.rounds)),
+    warmupSeconds: positive('BENCH_WARMUP_SECONDS', 3),
+    connections: Math.round(positive('BENCH_CONNECTIONS', 50)),
+  };
 }
 
 export interface Figure {
