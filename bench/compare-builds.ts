@@ -2,7 +2,7 @@
  * `npm run bench:compare -- <load> <build> <build> …`: one load on servers built from several trees,
  * measured round by round in turn so that a shared machine's noise hits each alike. Prints each
  * build's requests/s and CPU µs per request (medians), and their ratios to the first build's, paired
- * by round. A build is `.` (the working tree), a git revision (`HEAD~1`, a hash), or the path of a
+ * by round, each with the interval that holds it at 95 % or more (medianInterval). A build is `.` (the working tree), a git revision (`HEAD~1`, a hash), or the path of a
  * compiled CLI entry (`…/dist/cli/index.js`).
  *
  * Why: a change worth 5 % moves a figure less than two `npm run bench` one after the other differ on
@@ -14,9 +14,9 @@
  */
 import { existsSync } from 'node:fs';
 import { buildRevision, buildServer } from './lib/build.js';
-import { measure, pairedRatio, type Target } from './lib/compare.js';
+import { measure, pairedRatios, type Round, type Summary, type Target } from './lib/compare.js';
 import type { HttpRequest } from './lib/load.js';
-import { loadSettings } from './lib/scenario.js';
+import { loadSettings, median, medianInterval } from './lib/scenario.js';
 import { startServer } from './lib/server.js';
 import { prepareIdentities, type World } from './lib/world.js';
 import { controlLoad, controlWorld } from './control.js';
@@ -47,6 +47,13 @@ function entryOf(build: string): string {
   return buildRevision(build);
 }
 
+/** The paired ratio with the interval its rounds give for it, e.g. `1.078 (0.942–1.155)`. */
+function ratioOf(summary: Summary, first: Summary, of: (round: Round) => number): string {
+  const ratios = pairedRatios(summary, first, of);
+  const { low, high } = medianInterval(ratios);
+  return `${median(ratios).toFixed(3)} (${low.toFixed(3)}–${high.toFixed(3)})`;
+}
+
 const settings = loadSettings({ seconds: 2, rounds: 10 });
 
 // Labels by position: the same revision may be named twice (an A/A run shows the noise left).
@@ -66,7 +73,9 @@ try {
   }
   const results = await measure(targets, { ...settings, serverEntry: '' });
   const first = results[labels[0]!]!;
+  const { coverage } = medianInterval(first.rounds.map((r) => r.requestsPerSecond));
   console.log(`\n${loadName}: ${settings.rounds} rounds of ${settings.seconds} s each, ${settings.connections} connections`);
+  console.log(`ratios to the first build: median of the rounds' (the interval holding it at ${(coverage * 100).toFixed(1)} %; one that holds 1 is noise)`);
   for (const label of labels) {
     const summary = results[label]!;
     console.log(
@@ -74,7 +83,7 @@ try {
         label.padEnd(Math.max(...labels.map((l) => l.length))),
         `${Math.round(summary.requestsPerSecond)} req/s`.padStart(12),
         `${summary.cpuUsPerRequest.toFixed(1)} µs CPU/request`.padStart(22),
-        `× first: req/s ${pairedRatio(summary, first, (r) => r.requestsPerSecond).toFixed(3)}, CPU ${pairedRatio(summary, first, (r) => r.cpuUsPerRequest).toFixed(3)}`,
+        `× first: req/s ${ratioOf(summary, first, (r) => r.requestsPerSecond)}, CPU ${ratioOf(summary, first, (r) => r.cpuUsPerRequest)}`,
         `(rounds: ${summary.rounds.map((r) => Math.round(r.requestsPerSecond)).join(' ')})`,
       ].join('  '),
     );

@@ -54,9 +54,14 @@ export async function measure(targets: Target[], settings: BenchSettings, genera
   return Object.fromEntries(Object.entries(rounds).map(([label, results]) => [label, summarise(results)]));
 }
 
+/** `of(target) / of(reference)` within each round. */
+export function pairedRatios(target: Summary, reference: Summary, of: (round: Round) => number): number[] {
+  return target.rounds.map((round, i) => of(round) / of(reference.rounds[i]!));
+}
+
 /** The median over rounds of `of(target) / of(reference)` within each round. */
 export function pairedRatio(target: Summary, reference: Summary, of: (round: Round) => number): number {
-  return median(target.rounds.map((round, i) => of(round) / of(reference.rounds[i]!)));
+  return median(pairedRatios(target, reference, of));
 }
 
 export interface Comparison {
