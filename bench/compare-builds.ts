@@ -2,8 +2,9 @@
  * `npm run bench:compare -- <load> <build> <build> …`: one load on servers built from several trees,
  * measured round by round in turn so that a shared machine's noise hits each alike. Prints each
  * build's requests/s and CPU µs per request (medians), and their ratios to the first build's, paired
- * by round, each with the interval that holds it at 95 % or more (medianInterval). A build is `.` (the working tree), a git revision (`HEAD~1`, a hash), or the path of a
- * compiled CLI entry (`…/dist/cli/index.js`).
+ * by round, each with the interval that holds it at 95 % or more (medianInterval). A build is `.`
+ * (the working tree), a git revision (`HEAD~1`, a hash), or the path of a compiled CLI entry
+ * (`…/dist/cli/index.js`).
  *
  * Why: a change worth 5 % moves a figure less than two `npm run bench` one after the other differ on
  * these machines. Rounds of two builds run side by side put both in the same moment of the host.
