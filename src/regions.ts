@@ -11,15 +11,45 @@ for (const region of ['KIC', 'EIC', 'AIC'] as const) {
   for (const country of PRESET[region]) REGION_OF.set(country, region);
 }
 
-// ICU knows every ISO 3166-1 alpha-2 code, plus a few groupings that are not countries.
-const NOT_COUNTRIES = new Set(['EU', 'EZ', 'UN', 'QO', 'ZZ']);
-const names = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+/**
+ * The 249 codes ISO 3166-1 assigns to countries, as the standard lists them. Not ICU's region names:
+ * those also hold reserved codes (UK, EU, AC), withdrawn ones (SU, YU) and private ones (XA), which
+ * would pass as countries and then be refused as another region's (1307) instead of unknown (1216).
+ */
+const ASSIGNED = new Set(
+  `AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ
+   BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ
+   CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ
+   DE DJ DK DM DO DZ
+   EC EE EG EH ER ES ET
+   FI FJ FK FM FO FR
+   GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY
+   HK HM HN HR HT HU
+   ID IE IL IM IN IO IQ IR IS IT
+   JE JM JO JP
+   KE KG KH KI KM KN KP KR KW KY KZ
+   LA LB LC LI LK LR LS LT LU LV LY
+   MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ
+   NA NC NE NF NG NI NL NO NP NR NU NZ
+   OM
+   PA PE PF PG PH PK PL PM PN PR PS PT PW PY
+   QA
+   RE RO RS RU RW
+   SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ
+   TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ
+   UA UG UM US UY UZ
+   VA VC VE VG VI VN VU
+   WF WS
+   YE YT
+   ZA ZM ZW`.split(/\s+/),
+);
 
-/** Whether `code` is an ISO 3166-1 alpha-2 country code (upper case). */
+/**
+ * Whether `code` is a country code: ISO 3166-1 alpha-2 as assigned, or one the preset serves (it
+ * serves Kosovo as XK, a code users assign).
+ */
 export function isCountryCode(code: string): boolean {
-  if (!/^[A-Z]{2}$/.test(code)) return false;
-  if (REGION_OF.has(code)) return true;
-  return !NOT_COUNTRIES.has(code) && names.of(code) !== undefined;
+  return ASSIGNED.has(code) || REGION_OF.has(code);
 }
 
 /** The region serving `country`, if any. */

@@ -45,6 +45,12 @@ describe('the mandatory headers of DESIGN A.2', () => {
     expect(refusal({ ...valid, 'x-country-code': country })?.code).toBe('1216');
   });
 
+  // Codes ICU names as regions though ISO 3166-1 assigns them to no country: reserved (UK, EU, AC),
+  // withdrawn (SU, YU) and private (XA, ZZ).
+  it.each([['UK'], ['EU'], ['AC'], ['SU'], ['YU'], ['XA'], ['ZZ']])('%s, a code that names no country, answers 1216', (country) => {
+    expect(refusal({ ...valid, 'x-country-code': country })?.code).toBe('1216');
+  });
+
   it('a country of another region answers 1307 naming it', () => {
     expect(refusal({ ...valid, 'x-country-code': 'US' })).toEqual({ code: '1307', message: 'Country US is not served by this deployment (region KIC).' });
   });
