@@ -28,6 +28,13 @@ describe('the envelope and the service and token checks (DESIGN A.2–A.4)', () 
     expect([wrong.statusCode, wrong.json().error.code, wrong.headers.allow]).toEqual([405, '1305', 'GET, HEAD']);
   });
 
+  it('a path with a trailing slash is no path of the interface: 404 whatever the method', async () => {
+    for (const [method, url] of [['GET', '/users/'], ['GET', '/push/'], ['POST', '/users/'], ['DELETE', '/user/service/']] as const) {
+      const res = await t.app.inject({ method, url, headers: world.headers() });
+      expect([method, url, res.statusCode, res.json().error.code, res.headers.allow]).toEqual([method, url, 404, '1305', undefined]);
+    }
+  });
+
   it('HEAD, which Fastify adds beside each GET, passes the same checks as GET', async () => {
     const refused = await t.app.inject({ method: 'HEAD', url: '/users', headers: { ...world.headers(), 'x-service-key': 'not-the-key' } });
     const accepted = await t.app.inject({ method: 'HEAD', url: '/users', headers: world.headers() });

@@ -157,7 +157,8 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRout
   const routes: { method: string; pattern: RegExp }[] = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]*').replace(/\*/g, '.*')}/?$`);
+    // The paths the router takes, no more: /users/ is no path (404), not /users with a method to name.
+    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]*').replace(/\*/g, '.*')}$`);
     for (const method of methods) routes.push({ method, pattern });
   });
 
