@@ -11,6 +11,13 @@ import type {
 import { envelopeMessageId, success } from '../api/envelope.js';
 import type { Clock } from '../ids.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes no body as an empty one (its fields all have defaults), whatever Content-Type says. */
+    optionalBody?: boolean;
+  }
+}
+
 /** The admin plugin's instance, typed so that a route's params, query and body follow from its schema. */
 export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 

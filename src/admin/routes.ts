@@ -44,9 +44,9 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noR
     });
     // Without this a missing body fails the schema as "not an object" (1000); it is a missing field (1101).
     admin.addHook('preValidation', async (request) => {
-      if (request.routeOptions.schema?.body !== undefined && request.body === undefined) {
-        throw fail('1101', 'The body is missing: this call needs a JSON body.');
-      }
+      if (request.routeOptions.schema?.body === undefined || request.body !== undefined) return;
+      if (request.routeOptions.config.optionalBody) request.body = {};
+      else throw fail('1101', 'The body is missing: this call needs a JSON body.');
     });
     // The plugin's own not-found handler runs its hooks: without the token, /admin/nowhere is 1301 like any admin call.
     admin.setNotFoundHandler(noRoute);

@@ -51,11 +51,8 @@ export function serviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.post('/services/:serviceId/rotate-secret', {
-    // The body is optional: none means the defaults. Set before parsing, which a body given replaces,
-    // so that the admin API's check for a missing body (1101) lets this call through.
-    onRequest: async (request) => {
-      request.body = {};
-    },
+    // None, or an empty one with Content-Type: application/json as many clients send: the defaults.
+    config: { optionalBody: true },
     schema: adminSchema(
       'rotateWebhookSecret', "Rotate a service's webhook secret",
       {

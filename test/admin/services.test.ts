@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEVICE_TYPES } from '../../src/catalog/index.js';
 import { ROTATION_OVERLAP_MS } from '../../src/core/accounts.js';
-import { formatTimestamp, type Clock } from '../../src/ids.js';
-import { callAdmin, createWorld, testApp, type TestApp } from '../helpers/app.js';
+import { formatTimestamp, newMessageId, type Clock } from '../../src/ids.js';
+import { adminHeaders, callAdmin, createWorld, testApp, type TestApp } from '../helpers/app.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -144,6 +144,16 @@ describe('admin: services (DESIGN D)', () => {
       expect(webhookSecret).not.toBe(first);
       const secrets = (await t.ctx.store.getService(serviceId))!.webhookSecrets;
       expect(secrets.map((s) => [s.secret, s.expiresAt])).toEqual([[webhookSecret, null], [first, now + ROTATION_OVERLAP_MS]]);
+    });
+
+    it('takes an empty body sent as application/json, as many clients send a POST without one', async () => {
+      const { serviceId } = (await create(washerService)).json().response;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/admin/services/${serviceId}/rotate-secret`,
+        headers: adminHeaders({ 'x-message-id': newMessageId(), 'content-type': 'application/json' }),
+      });
+      expect([res.statusCode, res.json().response.webhookSecret]).toEqual([200, expect.stringMatching(/^whsec_/)]);
     });
 
     it('keeps only the current and one previous secret: each rotation drops an older one at once (DESIGN J)', async () => {
