@@ -118,6 +118,15 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
   const provider = new Provider(issuer, configuration);
   // Secure cookies and https URLs behind the TLS proxy of DESIGN A.1, which says so in X-Forwarded-Proto.
   provider.proxy = true;
+  // The partner interface's scopes are a resource server's, which oidc-provider leaves out of its
+  // metadata; a client reads there what it may ask for (DESIGN G, RFC 8414 scopes_supported).
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery') {
+      const body = ctx.body as { scopes_supported?: string[] };
+      body.scopes_supported = [...new Set([...(body.scopes_supported ?? []), ...SCOPES])];
+    }
+  });
   // The secret of a client is a service key, which we store only hashed (DESIGN A.2): compare hashes.
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string): boolean {
     const stored = Buffer.from(this.clientSecret ?? '');

@@ -27,7 +27,7 @@ class LazyProvider {
 
   get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
     const { config, store, clock } = this.ctx;
-    const issuer = config.publicUrl ?? `${request.protocol}://${request.host}`;
+    const issuer = config.publicUrl ?? proxiedOrigin(request);
     // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
     this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer)).then(
       (provider) => ({ provider, handler: provider.callback() as Handler }),
@@ -38,6 +38,16 @@ class LazyProvider {
     );
     return this.#built;
   }
+}
+
+/**
+ * The origin the client used, as oidc-provider (`proxy = true`) reads it for its endpoints: behind the
+ * TLS proxy of DESIGN A.1, from the first X-Forwarded-Proto and X-Forwarded-Host. The issuer and the
+ * endpoints of the metadata must agree (RFC 8414, 3.3): clients refuse metadata whose issuer is http.
+ */
+function proxiedOrigin(request: FastifyRequest): string {
+  const first = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined;
+  return `${first(request.headers['x-forwarded-proto']) ?? request.protocol}://${first(request.headers['x-forwarded-host']) ?? request.host}`;
 }
 
 /** Hands the request to oidc-provider as if it were mounted at /oauth (it derives its URLs from `originalUrl`). */

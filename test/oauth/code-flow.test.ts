@@ -7,6 +7,7 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/ids.js';
+import { testApp } from '../helpers/app.js';
 import { OwnerAgent } from '../helpers/owner-agent.js';
 import { codeFlow as flow, linkWorld, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
 
@@ -30,6 +31,22 @@ describe('the authorization server metadata (RFC 8414)', () => {
     expect(metadata.device_authorization_endpoint).toBe(`${s.base}/oauth/device_authorization`);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']));
+    expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['devices', 'control', 'push', 'events']));
+  });
+
+  it('behind the TLS proxy (DESIGN A.1), names the issuer as it names the endpoints: by the forwarded origin', async () => {
+    const proxied = await testApp();
+    try {
+      const res = await proxied.app.inject({
+        url: '/.well-known/oauth-authorization-server',
+        headers: { host: '10.0.0.5:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'kic-qa-ext.example.com' },
+      });
+      const metadata = res.json();
+      expect(metadata.issuer).toBe('https://kic-qa-ext.example.com');
+      expect(metadata.token_endpoint).toBe('https://kic-qa-ext.example.com/oauth/token');
+    } finally {
+      await proxied.close();
+    }
   });
 });
 
