@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { normalizeEmail, SCOPES } from '../core/owners.js';
-import { ApiError } from '../errors.js';
+import { ApiError, fail } from '../errors.js';
 import { randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
@@ -126,6 +126,10 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.register(async (pages) => {
     pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, new URLSearchParams(String(body)));
+    });
+    // The app's handler names the interface's bound (64 KiB); these forms have their own.
+    pages.setErrorHandler((error: Error & { code?: string }) => {
+      throw error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? fail('1102', `The form is larger than ${FORM_LIMIT / 1024} KiB.`, { httpStatus: 413 }) : error;
     });
     const formOf = (request: FastifyRequest): URLSearchParams => (request.body instanceof URLSearchParams ? request.body : new URLSearchParams());
 

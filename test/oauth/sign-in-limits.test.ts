@@ -68,3 +68,15 @@ describe('sign-in attempts per email', () => {
     for (let i = 0; i < 5; i++) expect((await signInToAccount(new OwnerAgent(s.base), 'neighbour@example.com', 'not the password')).status).toBe(401);
   });
 });
+
+describe('the sign-in forms', () => {
+  it('refuse a form over 16 KiB with 413, naming that bound', async () => {
+    const response = await fetch(`${s.base}/account/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: EMAIL, password: 'x'.repeat(20_000) }).toString(),
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: unknown }).error).toEqual({ code: '1102', message: 'The form is larger than 16 KiB.' });
+  });
+});
