@@ -42,9 +42,14 @@ export function mayPublish(deviceId: string, topic: string): boolean {
   return parsed !== null && parsed.deviceId === deviceId && DEVICE_PUBLISHES.has(parsed.kind);
 }
 
-/** A device may subscribe to its own command topic and nothing else (no wildcards, no `$share`). */
+/**
+ * A device may subscribe under its own prefix and nowhere else (DESIGN B): its command topic, or a
+ * filter such as `appliance/{deviceId}/#` that firmware uses, whose wildcards cannot reach past the
+ * prefix. `$share/…` and every other root start elsewhere.
+ */
 export function maySubscribe(deviceId: string, topicFilter: string): boolean {
-  return topicFilter === topicOf(deviceId, 'command');
+  const prefix = `${TOPIC_ROOT}/${deviceId}/`;
+  return topicFilter.length > prefix.length && topicFilter.startsWith(prefix);
 }
 
 const everyDevice = (kind: TopicKind) => `${TOPIC_ROOT}/+/${kind}`;

@@ -202,7 +202,7 @@ export class EmbeddedBroker {
   private authorizeSubscribe(client: Client, subscription: Subscription, answer: (error: Error | null, subscription?: Subscription | null) => void): void {
     const deviceId = this.identities.get(client);
     if (deviceId !== undefined && maySubscribe(deviceId, subscription.topic)) return answer(null, subscription);
-    this.options.logger.warn({ clientId: client.id, topic: subscription.topic }, 'MQTT subscription refused: a device may subscribe only to its own command topic');
+    this.options.logger.warn({ clientId: client.id, topic: subscription.topic }, 'MQTT subscription refused: a device may subscribe only under its own appliance/{deviceId}/');
     // A null subscription is refused in the SUBACK (0x80) without dropping the connection.
     answer(null, null);
   }

@@ -33,9 +33,11 @@ describe('device protocol topics (DESIGN B)', () => {
     expect(mayPublish('dev-1', '$SYS/broker')).toBe(false);
   });
 
-  it('lets a device subscribe to its own command topic and nothing else', () => {
-    expect(maySubscribe('dev-1', 'appliance/dev-1/command')).toBe(true);
-    for (const filter of ['appliance/dev-2/command', 'appliance/+/command', 'appliance/dev-1/#', 'appliance/dev-1/+', '#', 'appliance/dev-1/command/result', '$share/g/appliance/dev-1/command']) {
+  it('lets a device subscribe under its own prefix and nowhere else', () => {
+    for (const filter of ['appliance/dev-1/command', 'appliance/dev-1/#', 'appliance/dev-1/+', 'appliance/dev-1/command/#']) {
+      expect(maySubscribe('dev-1', filter)).toBe(true);
+    }
+    for (const filter of ['appliance/dev-2/command', 'appliance/+/command', 'appliance/#', 'appliance/dev-1', 'appliance/dev-1/', 'appliance/dev-10/command', '#', '+/dev-1/command', '$share/g/appliance/dev-1/command']) {
       expect(maySubscribe('dev-1', filter)).toBe(false);
     }
   });

@@ -295,7 +295,10 @@ describe('embedded broker access rules (DESIGN B)', () => {
     await waitFor(async () => expect((await p.state(intruder.deviceId)).online).toBe(true));
     const victimBefore = await p.state(victim.deviceId);
 
-    // Refused in the SUBACK (0x80), which mqtt.js turns into an error.
+    // Under its own prefix, a wildcard is granted (DESIGN B); under another's, refused in the SUBACK
+    // (0x80), which mqtt.js turns into an error.
+    const granted = await intruderClient.mqtt.subscribeAsync(`appliance/${intruder.deviceId}/#`, { qos: 1 });
+    expect(granted.map((g) => g.qos)).toEqual([1]);
     await expect(intruderClient.mqtt.subscribeAsync(topicOf(victim.deviceId, 'command'), { qos: 1 })).rejects.toThrow(/Subscribe error/);
 
     // MQTT 3.1.1 has no negative PUBACK: the broker drops the connection, and the will says offline.
