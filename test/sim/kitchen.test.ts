@@ -1,6 +1,6 @@
 /** Ovens, refrigerators and water purifiers over simulated time. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/catalog/types.js';
+import type { DeviceStatus, JsonObject } from '../../src/catalog/types.js';
 import { partOf, read, simWorld, type SimWorld } from './helpers.js';
 
 let w: SimWorld;
@@ -104,6 +104,19 @@ describe('a refrigerator', () => {
     await w.ctx.simulator.act(fridge, 'open-door');
     await w.minutes(2);
     expect(await w.pushCodes(fridge)).toEqual(['DOOR_IS_OPEN', 'DOOR_IS_OPEN']);
+  });
+
+  it('shows a setpoint written in one place and unit in the others: temperature in °C, temperatureInUnits in both', async () => {
+    w = await simWorld();
+    const fridge = await w.add('DEVICE_REFRIGERATOR');
+    const entry = (status: DeviceStatus, resource: string, place: string) => ((partOf(status)[resource] as JsonObject[]).find((e) => e.locationName === place));
+    const inF = await w.control(fridge, { temperatureInUnits: { locationName: 'FRIDGE', targetTemperatureF: 39 } });
+    expect(entry(inF, 'temperatureInUnits', 'FRIDGE')).toMatchObject({ targetTemperatureC: 4, targetTemperatureF: 39 });
+    expect(entry(inF, 'temperature', 'FRIDGE')).toMatchObject({ targetTemperature: 4 });
+    const inC = await w.control(fridge, { temperature: { locationName: 'FREEZER', targetTemperature: -18 } });
+    expect(entry(inC, 'temperatureInUnits', 'FREEZER')).toMatchObject({ targetTemperatureC: -18, targetTemperatureF: 0 });
+    // The other compartment is left as it was.
+    expect(entry(inC, 'temperatureInUnits', 'FRIDGE')).toMatchObject({ targetTemperatureC: 4, targetTemperatureF: 39 });
   });
 
   it('finishes express freezing after an hour with FROZEN_IS_COMPLETE, switching it off', async () => {

@@ -111,9 +111,12 @@ describe('run-state tables of other appliances', () => {
 });
 
 describe('appliances without a run state', () => {
-  it('sets readable and writable properties of addressed entries', () => {
+  it('sets readable and writable properties of addressed entries, and the places that show the same setpoint', () => {
     const command = { temperatureInUnits: { locationName: 'FREEZER', targetTemperatureC: -20 } };
-    expect(applied('DEVICE_REFRIGERATOR', {}, command).report).toEqual({ temperatureInUnits: [{ locationName: 'FREEZER', targetTemperatureC: -20 }] });
+    expect(applied('DEVICE_REFRIGERATOR', {}, command).report).toEqual({
+      temperature: [{ locationName: 'FREEZER', targetTemperature: -20 }],
+      temperatureInUnits: [{ locationName: 'FREEZER', targetTemperatureC: -20, targetTemperatureF: -4 }],
+    });
   });
 
   it('powers an air conditioner off and on', () => {

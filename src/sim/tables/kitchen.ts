@@ -59,6 +59,12 @@ export const REFRIGERATOR: TypeBehaviour = {
       then: { 'refrigeration.freshAirFilter': 'REPLACE' },
     },
   ],
+  // Each compartment's setpoint, shown in °C under temperature and in both units under temperatureInUnits.
+  links: (['FRIDGE', 'FREEZER'] as const).map((place) => ({
+    [`temperature[${place}].targetTemperature`]: 'C',
+    [`temperatureInUnits[${place}].targetTemperatureC`]: 'C',
+    [`temperatureInUnits[${place}].targetTemperatureF`]: 'F',
+  })),
   actions: { 'replace-filter': { summary: 'Fit new water and fresh-air filters', set: {}, resets: ['water-filter', 'air-filter'] } },
   recipes: {
     DOOR_IS_OPEN: [{ action: 'open-door' }],
