@@ -26,7 +26,7 @@ export { ApplianceCloudError, ERROR_CODE_NAMES, isApplianceCloudError, type ApiE
 export { baseUrlOf, type Phase, type Region } from './hosts.js';
 export { newMessageId } from './message-id.js';
 export { verifyWebhook, WebhookVerificationError, type HeadersLike, type VerifyOptions, type WebhookFailure } from './webhooks.js';
-export { Deduplicator, SequenceOrderer } from './receiving.js';
+export { Deduplicator, SequenceOrderer, type SequenceOrdererOptions } from './receiving.js';
 export type * from './messages.js';
 export type { Descriptor, PropertyDescriptor, RangeValue } from './profile.js';
 export type * from './generated/devices.js';

@@ -27,15 +27,32 @@ function streamOf(message: WebhookMessage): string {
   return `${serviceId}/${deviceId}`;
 }
 
+export interface SequenceOrdererOptions {
+  /**
+   * Whether a message that comes before its predecessor waits for it (true, the default). False for a
+   * receiver that sees only some of a device's numbers: a service with an `eventCallbackUrl` of its
+   * own gets its push messages at one URL and its events at the other, numbered in one sequence, so
+   * each URL sees gaps that never fill. Then a message is handed on at once unless an equal or later
+   * one was already handed on.
+   */
+  holdGaps?: boolean;
+}
+
 /**
  * Hands messages on in `webhook-sequence` order per service and device: a message older than one already handed
  * on is dropped, one that comes before its predecessor waits for it. The server sends one device's
  * messages in order, so waiting happens only when a receiver handles deliveries concurrently;
- * `flush()` releases what waits, in order, when a gap will not fill (a restart of the receiver).
+ * `flush()` releases what waits, in order, when a gap will not fill (a restart of the receiver, a
+ * delivery that failed for good).
  */
 export class SequenceOrderer {
   readonly #last = new Map<string, number>();
   readonly #waiting = new Map<string, WebhookMessage[]>();
+  readonly #holdGaps: boolean;
+
+  constructor(options: SequenceOrdererOptions = {}) {
+    this.#holdGaps = options.holdGaps ?? true;
+  }
 
   /** The messages that are now in order, oldest first: none, this one, or this one and those it unblocked. */
   accept(message: WebhookMessage): WebhookMessage[] {
@@ -44,7 +61,7 @@ export class SequenceOrderer {
     const stream = streamOf(message);
     const last = this.#last.get(stream);
     if (last !== undefined && sequence <= last) return [];
-    if (last !== undefined && sequence > last + 1) {
+    if (this.#holdGaps && last !== undefined && sequence > last + 1) {
       const waiting = this.#waiting.get(stream) ?? [];
       if (!waiting.some((m) => m.delivery.sequence === sequence)) waiting.push(message);
       this.#waiting.set(stream, waiting.sort((a, b) => a.delivery.sequence! - b.delivery.sequence!));

@@ -46,6 +46,16 @@ describe('SequenceOrderer', () => {
     expect(sequences(orderer.accept(message('a', 14)))).toEqual([14]);
   });
 
+  it('with holdGaps false (one URL of two), hands on across a gap at once and still drops what is older', () => {
+    const pushes = new SequenceOrderer({ holdGaps: false });
+    expect(sequences(pushes.accept(message('d', 1)))).toEqual([1]);
+    // 2 and 3 were events, delivered to the other URL.
+    expect(sequences(pushes.accept(message('d', 4)))).toEqual([4]);
+    expect(pushes.accept(message('d', 4))).toEqual([]);
+    expect(pushes.accept(message('d', 3))).toEqual([]);
+    expect(pushes.waiting).toBe(0);
+  });
+
   it('counts each service on its own: the sequence is per service and device', () => {
     const orderer = new SequenceOrderer();
     orderer.accept(message('d', 5, 'service-1'));
