@@ -39,7 +39,7 @@ function webhookLines(callbackUrl: string | null): string[] {
   if (callbackUrl !== null) return [`  webhooks to     ${callbackUrl}  (signed with the webhookSecret)`];
   return [
     '  webhooks to     none set: messages wait, held, until a callback URL is set.',
-    '                  Run `appliance-cloud listen` in another terminal to see them here',
+    '                  Run `npx appliance-cloud listen` in another terminal to see them here',
     '                  (`--forward-to <your endpoint>` to pass them on), or restart with --callback-url <url>.',
   ];
 }

@@ -33,7 +33,7 @@ describe('appliance-cloud listen (real processes)', () => {
     try {
       const banner = await stdoutUntil(sandbox, /^\s+curl .*\n/m);
       expect(banner).toContain('webhooks to     none set: messages wait, held, until a callback URL is set.');
-      expect(banner).toContain('Run `appliance-cloud listen` in another terminal');
+      expect(banner).toContain('Run `npx appliance-cloud listen` in another terminal');
       const saved = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')) as { localUrl: string; adminToken: string; webhookSecret: string; serviceId: string };
       const washer = /^\s+DEVICE_WASHER\s+(\S+)$/m.exec(banner)![1]!;
       const curl = /^\s+curl .*$/m.exec(banner)![0];
