@@ -1,7 +1,14 @@
 import type { TypeModels } from './model.js';
 
-/** Realistic readings for the per-unit temperatures the captures leave out. */
+/**
+ * Realistic readings for the per-unit temperatures the captures leave out, and the same in every
+ * place that shows them: the captures' own (19 and 10.5 °C) would disagree with them until the
+ * first command or simulated minute.
+ */
 const TEMPERATURES = {
+  'temperature.currentTemperature': 25,
+  'temperature.targetTemperature': 24,
+  'twoSetTemperature.currentTemperature': 25,
   'temperatureInUnits[C].currentTemperature': 25,
   'temperatureInUnits[C].targetTemperature': 24,
   'temperatureInUnits[F].currentTemperature': 77,
@@ -23,7 +30,7 @@ export const airConditioner: TypeModels = {
       origin: "LG's documented air-conditioner profile (two-set temperatures, display, sleep timer); model name invented in LG's style",
       profile: 'air_conditioner/lgdoc_profile.json',
       status: 'air_conditioner/lgdoc_status.json',
-      sandbox: { 'operation.airConOperationMode': 'POWER_ON', 'airConJobMode.currentJobMode': 'COOL', 'temperature.targetTemperature': 24, ...TEMPERATURES },
+      sandbox: { 'operation.airConOperationMode': 'POWER_ON', 'airConJobMode.currentJobMode': 'COOL', ...TEMPERATURES },
     },
   ],
 };

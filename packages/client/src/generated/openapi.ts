@@ -2591,7 +2591,7 @@ export interface components {
          *       },
          *       "temperature": {
          *         "currentTemperature": 25,
-         *         "targetTemperature": 19,
+         *         "targetTemperature": 24,
          *         "unit": "C"
          *       },
          *       "timer": {
