@@ -19,15 +19,30 @@ function compact(value: unknown): string {
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
 }
 
+/**
+ * A report's properties as `name=value`; a report of locations (a washer, an oven) as
+ * `MAIN:name=value`, each entry under its location's name rather than its index.
+ */
+function changes(report: unknown): string {
+  const properties = (body: Record<string, unknown>, where = '') => Object.entries(body).map(([name, value]) => `${where}${name}=${compact(value)}`);
+  if (!Array.isArray(report)) return properties((report ?? {}) as Record<string, unknown>).join(' ');
+  return report
+    .flatMap((entry: unknown) => {
+      if (entry === null || typeof entry !== 'object') return [compact(entry)];
+      const { location, ...rest } = entry as Record<string, unknown>;
+      const name = (location as { locationName?: unknown } | undefined)?.locationName;
+      return properties(rest, name === undefined ? '' : `${String(name)}:`);
+    })
+    .join(' ');
+}
+
 /** The part of a message that says what happened: the push code, the changed properties, the alias. */
 function detail(payload: Record<string, unknown>): string {
   switch (payload.pushType) {
     case 'DEVICE_PUSH':
       return String(payload.pushCode);
-    case 'DEVICE_STATUS': {
-      const report = (payload.report ?? {}) as Record<string, unknown>;
-      return Object.entries(report).map(([name, value]) => `${name}=${compact(value)}`).join(' ');
-    }
+    case 'DEVICE_STATUS':
+      return changes(payload.report);
     case 'DEVICE_REGISTERED':
       return `${String(payload.deviceType)} "${String(payload.alias)}" for user ${String(payload.userNumber)}`;
     case 'DEVICE_UNREGISTERED':

@@ -16,6 +16,13 @@ describe('a delivery as listen prints it', () => {
     );
   });
 
+  it('an event of a device with locations: each change under its location', () => {
+    const report = [{ location: { locationName: 'MAIN' }, runState: { currentState: 'RINSING' } }, { location: { locationName: 'MINI' }, remoteControlEnable: { remoteControlEnabled: true } }];
+    expect(describeDelivery({ body: message({ pushType: 'DEVICE_STATUS', deviceId: 'd4', report }, 'event'), verified: true })).toBe(
+      'DEVICE_STATUS  d4  MAIN:runState={"currentState":"RINSING"} MINI:remoteControlEnable={"remoteControlEnabled":true}  signature ✓',
+    );
+  });
+
   it('lifecycle messages, a forward that failed, and a body that is not a message', () => {
     expect(describeDelivery({ body: message({ pushType: 'DEVICE_ALIAS_CHANGED', deviceId: 'd3', alias: 'Den' }), verified: true, forwarded: 'ECONNREFUSED' }))
       .toBe('DEVICE_ALIAS_CHANGED  d3  now "Den"  signature ✓  → not forwarded: ECONNREFUSED');
