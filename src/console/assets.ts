@@ -19,14 +19,26 @@ nav.console form { margin-left: auto; }
 .card .label { color: var(--muted); font-size: .85rem; }
 .badge { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
 .ok { color: #15803d; } .bad { color: #b91c1c; } .warn { color: #b45309; }
-.scroll { overflow-x: auto; }
+/* A table wider than the screen shows a shadow at the side it scrolls to (the covers scroll with it, the shadows stay). */
+.scroll { overflow-x: auto; background:
+  linear-gradient(to right, Canvas 30%, transparent) left / 2rem 100% no-repeat local,
+  linear-gradient(to left, Canvas 30%, transparent) right / 2rem 100% no-repeat local,
+  radial-gradient(farthest-side at 0 50%, rgba(127,127,127,.45), transparent) left / .8rem 100% no-repeat scroll,
+  radial-gradient(farthest-side at 100% 50%, rgba(127,127,127,.45), transparent) right / .8rem 100% no-repeat scroll; }
 td form, .row { display: inline-flex; gap: .4rem; align-items: center; flex-wrap: wrap; margin: 0; }
 form.control { display: grid; grid-template-columns: minmax(10rem, 1fr) minmax(8rem, 14rem) 4rem auto; gap: .5rem; align-items: center; padding: .35rem 0; border-bottom: 1px solid var(--line); }
 form.control label { margin: 0; font-weight: 500; overflow-wrap: anywhere; }
 form.control output { font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) { form.control { grid-template-columns: 1fr auto; } form.control label { grid-column: 1 / -1; } }
-.outcome { padding: .5rem .75rem; border-radius: .35rem; border: 1px solid var(--line); margin: .5rem 0; }
+/* In view wherever the page is scrolled: the button that caused it may be a screen below it. */
+.outcome { padding: .5rem .75rem; border-radius: .35rem; border: 1px solid var(--line); margin: .5rem 0; position: sticky; top: .25rem; z-index: 1; background: Canvas; }
 .outcome.refused { border-color: #b91c1c; }
+[data-live].stale > * { opacity: .5; }
+[data-live].stale::before { content: 'Not live: reconnecting to the console. The values below may be out of date.'; display: block; font-weight: 600; color: #b45309; }
+@media (prefers-color-scheme: dark) {
+  .ok { color: #4ade80; } .bad { color: #f87171; } .warn, [data-live].stale::before { color: #fbbf24; }
+  .outcome.refused { border-color: #f87171; }
+}
 .actions { display: flex; flex-wrap: wrap; gap: .4rem; }
 details > summary { cursor: pointer; }
 pre { background: rgba(127,127,127,.1); padding: .5rem; border-radius: .35rem; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -47,18 +59,36 @@ document.addEventListener('submit', async (event) => {
     // getAttribute: a control named "action" (the simulator's buttons) shadows form.action.
     const answer = await fetch(form.getAttribute('action'), { method: 'POST', body, credentials: 'same-origin' });
     const next = new DOMParser().parseFromString(await answer.text(), 'text/html');
+    let swapped = 0;
     for (const id of form.dataset.inline.split(' ')) {
       const fresh = next.getElementById(id);
       const old = document.getElementById(id);
-      if (fresh && old) old.replaceWith(fresh);
+      if (fresh && old) {
+        old.replaceWith(fresh);
+        swapped += 1;
+      }
+    }
+    // Not the page the form answers with (a session that ended, a refused CSRF token, a fault): say so.
+    if (swapped === 0) {
+      const said = next.querySelector('.error, [role=alert], main p');
+      refuse(answer.status === 401 || answer.redirected
+        ? 'Your console session has ended: reload the page to sign in again. Nothing was done.'
+        : 'The console answered ' + answer.status + (said ? ': ' + said.textContent.trim() : '.'));
     }
   } catch (error) {
-    const outcome = document.getElementById('outcome');
-    if (outcome) outcome.textContent = 'The console did not answer: ' + error.message;
+    refuse('The console did not answer: ' + error.message);
   } finally {
     busy.forEach((b) => (b.disabled = false));
+    // A disabled button loses the focus: give it back, so that the keyboard stays where it was.
+    if (event.submitter && event.submitter.isConnected && document.activeElement === document.body) event.submitter.focus();
   }
 });
+function refuse(text) {
+  const outcome = document.getElementById('outcome');
+  if (!outcome) return;
+  outcome.className = 'outcome refused';
+  outcome.textContent = text;
+}
 document.addEventListener('input', (event) => {
   const input = event.target;
   if (input.type !== 'range') return;
@@ -81,7 +111,11 @@ for (const live of document.querySelectorAll('[data-live]')) {
   const source = new EventSource(live.dataset.live);
   source.addEventListener('status', (event) => {
     live.innerHTML = JSON.parse(event.data).html;
+    live.classList.remove('stale');
     followStatus(live);
   });
+  // The stream broke (the server went away, the session ended): the values shown may be old.
+  source.addEventListener('error', () => live.classList.add('stale'));
+  source.addEventListener('open', () => live.classList.remove('stale'));
 }
 `;

@@ -49,7 +49,9 @@ export interface PageOptions {
 }
 
 const STYLE = `
-:root { color-scheme: light dark; --accent: #a50034; --muted: #6b7280; --line: #d1d5db; }
+:root { color-scheme: light dark; --accent: #a50034; --on-accent: #fff; --muted: #6b7280; --line: #d1d5db; --error: #b91c1c; }
+/* The brand's red is too dark to read on a dark page (2.4:1): a lighter one, with dark text on buttons. */
+@media (prefers-color-scheme: dark) { :root { --accent: #ff7aa2; --on-accent: #1a0009; --muted: #9ca3af; --line: #4b5563; --error: #f87171; } }
 * { box-sizing: border-box; }
 body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; }
 header.site { display: flex; align-items: center; gap: .6rem; padding: .75rem 1rem; border-bottom: 1px solid var(--line); }
@@ -58,12 +60,12 @@ main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.4rem; }
 label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
 input, select, textarea, button { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: .35rem; max-width: 100%; }
-button, .button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; text-decoration: none; display: inline-block; }
+button, .button { background: var(--accent); color: var(--on-accent); border-color: var(--accent); cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: transparent; color: inherit; border-color: var(--line); }
 :focus-visible { outline: 3px solid #2563eb; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-.error { color: #b91c1c; font-weight: 600; }
+.error { color: var(--error); font-weight: 600; }
 .muted { color: var(--muted); }
 pre, code { font-family: ui-monospace, monospace; font-size: .9em; overflow-x: auto; }
 `;

@@ -220,4 +220,17 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await shoot('device-phone');
   });
+
+  it('says so when its session has ended, keeps the focus on the button, and marks a live view that stopped', async () => {
+    await page.setViewportSize({ width: 1100, height: 800 });
+    await page.goto(`${server.url}/console/devices/${fridge}`);
+    await page.context().clearCookies();
+    await page.click('button[name=action][value=open-door]');
+    await expect(page.locator('#outcome.refused').textContent()).resolves.toContain('Your console session has ended');
+    expect(await page.evaluate("document.activeElement && document.activeElement.getAttribute('value')")).toBe('open-door');
+    await page.context().setOffline(true);
+    await page.locator('#live.stale').waitFor();
+    await shoot('device-not-live');
+    await page.context().setOffline(false);
+  });
 });
