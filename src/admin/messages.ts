@@ -8,7 +8,7 @@ import { adminSchema, Empty, MessageParams, MessagesQuery, MessageView, RecoverB
 import { messageView } from './views.js';
 
 const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
+export const MAX_LIMIT = 1000;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /** An ISO 8601 date or date-time as epoch ms; one without a zone is UTC, like the envelope's timestamps. */

@@ -4,7 +4,7 @@
  * through Accounts, as the admin API's /messages calls do.
  */
 import type { FastifyInstance } from 'fastify';
-import { parseLimit, parseSince } from '../admin/messages.js';
+import { MAX_LIMIT, parseLimit, parseSince } from '../admin/messages.js';
 import type { MessageWithAttempts } from '../core/accounts.js';
 import { signatureHeaders } from '../delivery/sign.js';
 import type { MessageStatus, Service } from '../core/model.js';
@@ -15,6 +15,13 @@ import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from '.
 const STATUSES: MessageStatus[] = ['pending', 'delivering', 'delivered', 'failed', 'held'];
 const STATUS_CLASS: Record<MessageStatus, string> = { pending: 'warn', delivering: 'warn', delivered: 'ok', failed: 'bad', held: 'warn' };
 const EXCERPT = 300;
+/** Messages a page shows, and how many more "older" adds. */
+const PAGE = 50;
+
+/** The log's query with the same filters and a larger limit. */
+function moreQuery(status: string | undefined, deviceId: string | undefined, limit: number): string {
+  return new URLSearchParams({ ...(status ? { status } : {}), ...(deviceId ? { deviceId } : {}), limit: String(limit) }).toString();
+}
 
 interface LogQuery {
   status?: string;
@@ -58,10 +65,11 @@ async function logPage(deps: ConsoleDeps, viewer: Viewer, serviceId: string, que
   const service = await accounts.getService(serviceId);
   const status = STATUSES.find((s) => s === query.status);
   const deviceId = query.deviceId?.trim() || undefined;
+  const limit = parseLimit(query.limit ?? String(PAGE));
   const messages = await accounts.listMessages(service.serviceId, {
     ...(status ? { status } : {}),
     ...(deviceId ? { deviceId } : {}),
-    limit: parseLimit(query.limit ?? '50'),
+    limit,
   });
   const now = clock.now();
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
@@ -78,7 +86,8 @@ ${outcomeBox(outcome)}
 <button type="submit">Recover</button></form>
 </div>
 <p class="muted">${messages.length} message${messages.length === 1 ? '' : 's'}, newest first.</p>
-${messages.map((m) => messageItem(viewer, service, m, now))}`;
+${messages.map((m) => messageItem(viewer, service, m, now))}
+${messages.length === limit && limit < MAX_LIMIT ? html`<p><a class="button" href="${base}/messages?${moreQuery(status, deviceId, Math.min(limit + PAGE, MAX_LIMIT))}">Show ${PAGE} older</a></p>` : ''}`;
   return consolePage(viewer, 'services', `Delivery log · ${service.name}`, body);
 }
 

@@ -201,6 +201,20 @@ describe('the delivery log', () => {
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain('Refused 1102');
   });
+
+  it('shows 50 messages, and a link to 50 older with the same filters while there are more', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const washer = world.devices[0]!.deviceId;
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    for (let i = 0; i < 51; i++) await t.ctx.devices.rename(washer, `Laundry ${i}`);
+    const visitor = await signIn(t.app);
+    const first = (await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${washer}`)).body;
+    expect(first).toContain('50 messages, newest first.');
+    expect(first).toContain(`href="/console/services/${world.serviceId}/messages?deviceId=${washer}&amp;limit=100">Show 50 older</a>`);
+    const more = (await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${washer}&limit=100`)).body;
+    expect(more).toContain('51 messages, newest first.');
+    expect(more).not.toContain('Show 50 older');
+  });
 });
 
 describe('what the pages show', () => {
