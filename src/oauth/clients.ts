@@ -4,7 +4,7 @@ import { fail } from '../errors.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** Refuses (1102) a redirect URI a phase does not allow: https only in OP; http to loopback also in QA. */
+/** Refuses (1102) a redirect URI a phase does not allow: https only in OP, and never to loopback there; http to loopback also in QA. */
 export function checkRedirectUri(uri: string, phase: Phase): void {
   let url: URL;
   try {
@@ -13,10 +13,11 @@ export function checkRedirectUri(uri: string, phase: Phase): void {
     throw fail('1102', `redirectUris must hold absolute URLs; got ${JSON.stringify(uri)}.`);
   }
   if (url.hash) throw fail('1102', `A redirect URI has no fragment; got ${JSON.stringify(uri)}.`);
-  if (url.protocol === 'https:') return;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) {
-    if (phase === 'QA') return;
-    throw fail('1102', `http://${url.hostname} redirect URIs are allowed in phase QA only; got ${JSON.stringify(uri)}.`);
+  // An owner's browser in production has nothing of the partner's on its own machine (DESIGN G).
+  if (LOOPBACK.has(url.hostname) && phase !== 'QA') {
+    throw fail('1102', `Redirect URIs to ${url.hostname} are allowed in phase QA only; got ${JSON.stringify(uri)}.`);
   }
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return;
   throw fail('1102', `A redirect URI must be https${phase === 'QA' ? ' (or http to 127.0.0.1 or localhost)' : ''}; got ${JSON.stringify(uri)}.`);
 }
