@@ -54,7 +54,7 @@ ${locations.length ? html`<label for="sim-location">location</label><select id="
 <div class="actions">${actions.map(([name, summary]) => html`<button type="submit" name="action" value="${name}" title="${summary}">${name}</button>`)}</div>
 </form>
 <form class="row" method="post" action="${base}/time-scale" data-inline="outcome time-scale">${csrf(viewer)}
-<label for="time-scale">time scale <span class="muted">(simulated minutes per minute; 1 = real time)</span></label>
+<label for="time-scale">time scale <span class="muted">(simulated minutes per minute, for every virtual appliance; 1 = real time)</span></label>
 <input id="time-scale" name="scale" type="number" min="0.01" max="${MAX_TIME_SCALE}" step="any" value="${deps.ctx.simulator.timeScale}" style="width:7rem">
 <button type="submit">Set</button></form></section>`;
 }
