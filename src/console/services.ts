@@ -11,14 +11,14 @@ import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from '.
 import { healthBadge } from './overview.js';
 
 /** Redirect URIs of the service as an OAuth client (DESIGN G): shown, and replaced from a form (one per line). */
-function redirectUrisForm(viewer: Viewer, base: string, uris: string[]): Html {
+function redirectUrisForm(viewer: Viewer, base: string, text: string): Html {
   return html`<form method="post" action="${base}/redirect-uris">${csrf(viewer)}
 <label for="${base}-redirect-uris">redirect URIs</label>
-<textarea id="${base}-redirect-uris" name="redirectUris" rows="${Math.max(2, uris.length + 1)}" cols="40">${uris.join('\n')}</textarea>
+<textarea id="${base}-redirect-uris" name="redirectUris" rows="${Math.max(2, text.split('\n').length + 1)}" cols="40">${text}</textarea>
 <button class="secondary" type="submit">Save redirect URIs</button></form>`;
 }
 
-function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string[]): Html {
+function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string): Html {
   const { service } = entry;
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
   const toggle = service.enabled && entry.health.disabledAt === null
@@ -36,9 +36,17 @@ ${redirectUrisForm(viewer, base, uris)}</td>
 </tr>`;
 }
 
-async function servicesPage(deps: ConsoleDeps, viewer: Viewer, outcome: Outcome | null): Promise<string> {
+/** A service's redirect URIs as typed in a form that was refused: shown again, to be corrected. */
+interface Typed {
+  serviceId: string;
+  redirectUris: string;
+}
+
+async function servicesPage(deps: ConsoleDeps, viewer: Viewer, outcome: Outcome | null, typed?: Typed): Promise<string> {
   const services = await servicesWithHealth(deps.ctx);
-  const uris = await Promise.all(services.map((s) => deps.ctx.accounts.redirectUris(s.service.serviceId)));
+  const uris = await Promise.all(
+    services.map(async ({ service }) => (typed?.serviceId === service.serviceId ? typed.redirectUris : (await deps.ctx.accounts.redirectUris(service.serviceId)).join('\n'))),
+  );
   const body = html`${outcomeBox(outcome)}
 <div class="scroll"><table><thead><tr><th>service</th><th>allowed types</th><th>callback URLs</th><th>endpoint</th><th></th></tr></thead>
 <tbody>${services.map((s, i) => serviceRow(viewer, s, uris[i]!))}</tbody></table></div>
@@ -74,11 +82,14 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 
   app.post<Params>('/services/:serviceId/redirect-uris', async (request, reply) => {
-    const redirectUris = (field(request.body, 'redirectUris') ?? '').split(/\s+/).filter(Boolean);
+    // One per line, as the form shows them: a line that is not a URL is refused whole, by its text.
+    const text = field(request.body, 'redirectUris') ?? '';
+    const redirectUris = text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
     const outcome = await outcomeOf(async () => {
       const service = await accounts.updateService(request.params.serviceId, { redirectUris });
       return `${service.name} now has ${redirectUris.length} redirect URI${redirectUris.length === 1 ? '' : 's'}.`;
     });
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+    const typed = outcome.ok ? undefined : { serviceId: request.params.serviceId, redirectUris: text };
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome, typed), outcome);
   });
 }

@@ -133,8 +133,11 @@ describe('forms', () => {
     expect(done.statusCode).toBe(200);
     expect(done.body).toContain('https://partner.example/callback');
     expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual(['https://partner.example/callback', 'http://127.0.0.1:3000/cb']);
-    const refused = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: 'not a url' });
+    const refused = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: 'https://partner.example/new\nnot a url' });
     expect(refused.body).toContain('1102');
+    // The refusal names the whole line, and the form keeps what was typed, to be corrected.
+    expect(refused.body).toContain('&quot;not a url&quot;');
+    expect(refused.body).toMatch(/<textarea[^>]*>https:\/\/partner.example\/new\nnot a url<\/textarea>/);
     expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual(['https://partner.example/callback', 'http://127.0.0.1:3000/cb']);
   });
 
