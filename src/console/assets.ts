@@ -28,6 +28,9 @@ nav.console form { margin-left: auto; }
 td form, .row { display: inline-flex; gap: .4rem; align-items: center; flex-wrap: wrap; margin: 0; }
 form.control { display: grid; grid-template-columns: minmax(10rem, 1fr) minmax(8rem, 14rem) 4rem auto; gap: .5rem; align-items: center; padding: .35rem 0; border-bottom: 1px solid var(--line); }
 form.control label { margin: 0; font-weight: 500; overflow-wrap: anywhere; }
+td form.urls { display: grid; grid-template-columns: auto minmax(10rem, 1fr); gap: .35rem .5rem; align-items: center; }
+form.urls label { margin: 0; }
+form.urls button { grid-column: 1 / -1; justify-self: start; }
 form.control output { font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) { form.control { grid-template-columns: 1fr auto; } form.control label { grid-column: 1 / -1; } }
 /* In view wherever the page is scrolled: the button that caused it may be a screen below it. */

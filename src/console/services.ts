@@ -1,5 +1,5 @@
 /**
- * Calling services (DESIGN H): allowed types, callback URLs, endpoint health, enable or disable,
+ * Calling services (DESIGN H): allowed types, callback URLs (set here too), endpoint health, enable or disable,
  * rotate the webhook secret — through Accounts, as PATCH /admin/services/{id} and
  * POST /admin/services/{id}/rotate-secret do.
  */
@@ -9,6 +9,14 @@ import { html, type Html } from '../web/html.js';
 import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
 import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
 import { healthBadge } from './overview.js';
+
+/** Where the service's messages go (DESIGN C): shown, and set from a form; an empty field clears it. */
+function callbackForm(viewer: Viewer, base: string, service: { callbackUrl: string | null; eventCallbackUrl: string | null }): Html {
+  return html`<form class="urls" method="post" action="${base}/callback-urls">${csrf(viewer)}
+<label for="${base}-callback">push</label><input id="${base}-callback" name="callbackUrl" type="url" value="${service.callbackUrl ?? ''}" placeholder="none: messages are held" size="28">
+<label for="${base}-event-callback">events</label><input id="${base}-event-callback" name="eventCallbackUrl" type="url" value="${service.eventCallbackUrl ?? ''}" placeholder="the push URL" size="28">
+<button class="secondary" type="submit">Save callback URLs</button></form>`;
+}
 
 /** Redirect URIs of the service as an OAuth client (DESIGN G): shown, and replaced from a form (one per line). */
 function redirectUrisForm(viewer: Viewer, base: string, text: string): Html {
@@ -27,7 +35,7 @@ function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string): Html {
   return html`<tr>
 <td><strong>${service.name}</strong><br><code class="muted">${service.serviceId}</code><br><span class="muted">since ${when(service.createdAt)}</span></td>
 <td><details><summary>${service.allowedDevices.length} types</summary>${service.allowedDevices.map((t) => html`<div><code>${t}</code></div>`)}</details></td>
-<td><div>push: <code>${service.callbackUrl ?? '—'}</code></div><div>events: <code>${service.eventCallbackUrl ?? '(the push URL)'}</code></div>
+<td>${callbackForm(viewer, base, service)}
 ${redirectUrisForm(viewer, base, uris)}</td>
 <td>${healthBadge(entry)}</td>
 <td><div class="actions">${toggle}
@@ -78,6 +86,15 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — the previous one signs for 24 h more.`;
     });
     reply.header('cache-control', 'no-store');
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+  });
+
+  app.post<Params>('/services/:serviceId/callback-urls', async (request, reply) => {
+    const url = (name: string) => field(request.body, name)?.trim() || null;
+    const outcome = await outcomeOf(async () => {
+      const service = await accounts.updateService(request.params.serviceId, { callbackUrl: url('callbackUrl'), eventCallbackUrl: url('eventCallbackUrl') });
+      return `${service.name}'s push messages go to ${service.callbackUrl ?? 'no URL (they are held)'}, its events to ${service.eventCallbackUrl ?? 'the push URL'}.`;
+    });
     return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
   });
 

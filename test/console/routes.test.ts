@@ -125,6 +125,18 @@ describe('forms', () => {
     expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(false);
   });
 
+  it("sets where a service's messages go, clears the event URL with an empty field, and shows a refused URL with its code", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    const done = await visitor.post(`/console/services/${world.serviceId}/callback-urls`, { callbackUrl: 'http://127.0.0.1:9000/hooks', eventCallbackUrl: '' });
+    expect(done.statusCode).toBe(200);
+    expect(done.body).toContain("push messages go to http://127.0.0.1:9000/hooks, its events to the push URL.");
+    expect(await t.ctx.accounts.getService(world.serviceId)).toMatchObject({ callbackUrl: 'http://127.0.0.1:9000/hooks', eventCallbackUrl: null });
+    const refused = await visitor.post(`/console/services/${world.serviceId}/callback-urls`, { callbackUrl: 'ftp://partner.example/hooks', eventCallbackUrl: '' });
+    expect([refused.statusCode, refused.body]).toEqual([400, expect.stringContaining('Refused 1102')]);
+    expect((await t.ctx.accounts.getService(world.serviceId)).callbackUrl).toBe('http://127.0.0.1:9000/hooks');
+  });
+
   it("sets a service's OAuth redirect URIs, as the admin API shows them, and shows a refused one with its code", async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const visitor = await signIn(t.app);
