@@ -46,8 +46,17 @@ class LazyProvider {
  * endpoints of the metadata must agree (RFC 8414, 3.3): clients refuse metadata whose issuer is http.
  */
 function proxiedOrigin(request: FastifyRequest): string {
-  const first = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined;
-  return `${first(request.headers['x-forwarded-proto']) ?? request.protocol}://${first(request.headers['x-forwarded-host']) ?? request.host}`;
+  return `${proxiedProtocol(request)}://${firstForwarded(request.headers['x-forwarded-host']) ?? request.host}`;
+}
+
+/** The scheme the client used: the first X-Forwarded-Proto, else the connection's. */
+function proxiedProtocol(request: FastifyRequest): string {
+  return firstForwarded(request.headers['x-forwarded-proto']) ?? request.protocol;
+}
+
+/** The first value of a forwarded header (a proxy chain appends its own after a comma). */
+function firstForwarded(header: string | string[] | undefined): string | undefined {
+  return (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined;
 }
 
 /** Hands the request to oidc-provider as if it were mounted at /oauth (it derives its URLs from `originalUrl`). */
@@ -61,7 +70,7 @@ async function forward(oauth: LazyProvider, request: FastifyRequest, reply: Fast
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | null): boolean {
-  return request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' || (publicUrl?.startsWith('https:') ?? false);
+  return proxiedProtocol(request) === 'https' || (publicUrl?.startsWith('https:') ?? false);
 }
 
 function sendPage(reply: FastifyReply, document: string, status = 200): FastifyReply {
