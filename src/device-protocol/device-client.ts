@@ -27,6 +27,8 @@ export interface DeviceClientOptions {
   reconnectPeriod?: number;
   /** false keeps the device's session on the broker between connections (its subscription); default true. */
   clean?: boolean;
+  /** The MQTT version spoken: 4 (3.1.1, the default) or 5. */
+  protocolVersion?: 4 | 5;
 }
 
 const QOS1 = { qos: 1 } as const;
@@ -46,7 +48,7 @@ export class DeviceClient {
       username: deviceId,
       password: secret,
       clean: options.clean ?? true,
-      protocolVersion: 4,
+      protocolVersion: options.protocolVersion ?? 4,
       keepalive: options.keepalive ?? 30,
       reconnectPeriod: options.reconnectPeriod ?? 1000,
       will: { topic: topicOf(deviceId, 'connection'), payload: Buffer.from(encodeConnection({ online: false })), qos: 1, retain: true },

@@ -6,6 +6,7 @@
  * Hardening (DESIGN J): every hook and handler runs guarded (guard.ts); a packet announcing more
  * than MAX_PACKET_BYTES is cut off as its header arrives (packet-guard.ts); a device publish is
  * acknowledged only once it is handled; and a device whose connection ends is offline, will or not.
+ * aedes speaks MQTT 3.1.1; an MQTT 5 device is translated at its connection's edge (mqtt5.ts).
  */
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -18,6 +19,7 @@ import type { Store } from '../store/store.js';
 import type { Bridge } from './bridge.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
+import { speakingMqtt5 } from './mqtt5.js';
 import { limitPacketSize } from './packet-guard.js';
 
 export interface EmbeddedBrokerOptions {
@@ -86,7 +88,7 @@ export class EmbeddedBroker {
     aedes.on('clientDisconnect', (client) => this.guard('clientDisconnect', client, () => this.disconnected(client), () => undefined));
     // aedes reports failures of its own persistence as 'error' (untyped in its `on`); unheard, they would end the process.
     aedes.addListener('error', (error: unknown) => reportFault(this.reporting, 'broker', {}, error));
-    const server = createServer((socket) => this.guard('connection', null, () => aedes.handle(this.limited(socket)), () => socket.destroy()));
+    const server = createServer((socket) => this.guard('connection', null, () => aedes.handle(speakingMqtt5(this.limited(socket), MAX_PACKET_BYTES)), () => socket.destroy()));
     server.listen(this.options.port, this.options.host);
     try {
       await once(server, 'listening');
@@ -179,7 +181,8 @@ export class EmbeddedBroker {
 
   /**
    * A device's publish (or will) is handed to the bridge and answered once handled: an error answer
-   * closes the connection without a PUBACK (MQTT 3.1.1 has no negative one), so the device sends it again.
+   * closes the connection without a PUBACK (aedes speaks 3.1.1, which has no negative one, to MQTT 5
+   * devices too), so the device sends it again.
    */
   private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.

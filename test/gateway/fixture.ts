@@ -62,8 +62,11 @@ export interface Cloud {
   close(): Promise<void>;
 }
 
-/** `databaseUrl`: the store's database instead of the test database (a file another connection can lock). */
-export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number; databaseUrl?: string } = {}): Promise<Cloud> {
+/**
+ * `databaseUrl`: the store's database instead of the test database (a file another connection can
+ * lock). `protocolVersion`: the MQTT version devices connected by `connect` speak (default 4, 3.1.1).
+ */
+export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number; databaseUrl?: string; protocolVersion?: 4 | 5 } = {}): Promise<Cloud> {
   const settings = {
     CONTROL_TIMEOUT_MS: String(options.controlTimeoutMs ?? 5000),
     ...(broker === 'mosquitto' ? { MQTT_URL: MOSQUITTO_URL } : {}),
@@ -115,7 +118,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
       return { deviceId: device.deviceId, secret: deviceSecret };
     },
     async connect(device, extra = {}) {
-      const client = await DeviceClient.connect({ url, deviceId: device.deviceId, secret: device.secret, ...extra });
+      const client = await DeviceClient.connect({ url, deviceId: device.deviceId, secret: device.secret, protocolVersion: options.protocolVersion ?? 4, ...extra });
       clients.push(client);
       return client;
     },

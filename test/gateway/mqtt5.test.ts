@@ -1,0 +1,240 @@
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
+import { connect, connectAsync, type IConnackPacket } from 'mqtt';
+import mqttPacket, { type Packet } from 'mqtt-packet';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { topicOf } from '../../src/device-protocol/topics.js';
+import { MAX_PACKET_BYTES } from '../../src/gateway/broker.js';
+import { connectProtocolLevel, Mqtt5Translation, REASON } from '../../src/gateway/mqtt5.js';
+import { startCloud, type Cloud, type RealDevice } from './fixture.js';
+
+const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
+
+function connectBytes(protocolVersion: 3 | 4 | 5): Buffer {
+  const protocolId = protocolVersion === 3 ? 'MQIsdp' : 'MQTT';
+  return mqttPacket.generate({ cmd: 'connect', protocolId, protocolVersion, clientId: 'a-device', clean: true, keepalive: 30 }, { protocolVersion });
+}
+
+describe('connectProtocolLevel: the version a connection speaks, from its first bytes', () => {
+  it.each([3, 4, 5] as const)('reads level %i from a CONNECT, and asks for more bytes until it has it', (level) => {
+    const bytes = connectBytes(level);
+    expect(connectProtocolLevel(bytes)).toBe(level);
+    const at = level === 3 ? 10 : 8;
+    for (let n = 0; n <= at; n++) expect(connectProtocolLevel(bytes.subarray(0, n))).toBeUndefined();
+  });
+
+  it('leaves what is no CONNECT to the broker, which refuses it', () => {
+    expect(connectProtocolLevel(Buffer.from([0x30, 0x02, 0x00, 0x00]))).toBeNull();
+    expect(connectProtocolLevel(Buffer.from([0x10, 0x80, 0x80, 0x80, 0x80, 0x01]))).toBeNull();
+    expect(connectProtocolLevel(Buffer.from([0x10, 0x20, 0x00, 0x40, 0x00]))).toBeNull();
+  });
+});
+
+describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
+  const connect = (clean: boolean, properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Packet =>
+    ({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: 'd', clean, keepalive: 30, properties, ...extra }) as Packet;
+
+  it('keeps a session after the connection only when MQTT 5 would: not a clean start, and an expiry', () => {
+    const clean = (packet: Packet) => (new Mqtt5Translation(1000).fromDevice(packet).toBroker[0] as { clean: boolean }).clean;
+    expect(clean(connect(true))).toBe(true);
+    expect(clean(connect(false))).toBe(true);
+    expect(clean(connect(false, { sessionExpiryInterval: 0 }))).toBe(true);
+    expect(clean(connect(false, { sessionExpiryInterval: 3600 }))).toBe(false);
+    expect(clean(connect(true, { sessionExpiryInterval: 3600 }))).toBe(true);
+  });
+
+  it('passes the credentials and the will, without what 3.1.1 cannot carry', () => {
+    const will = { topic: 'appliance/d/connection', payload: Buffer.from('{"online":false}'), qos: 1, retain: true, properties: { willDelayInterval: 10 } };
+    const [out] = new Mqtt5Translation(1000).fromDevice(connect(true, { receiveMaximum: 10 }, { username: 'd', password: Buffer.from('s'), will })).toBroker;
+    expect(out).toEqual({
+      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'd', keepalive: 30, username: 'd', password: Buffer.from('s'),
+      will: { topic: will.topic, payload: will.payload, qos: 1, retain: true },
+    });
+    // A password without a user name, which 3.1.1 cannot say: left out, so the broker refuses the device.
+    const [alone] = new Mqtt5Translation(1000).fromDevice(connect(true, {}, { password: Buffer.from('s') })).toBroker;
+    expect(alone).not.toHaveProperty('password');
+  });
+
+  it('refuses enhanced authentication in the CONNACK (0x8C), before the broker sees the device', () => {
+    expect(new Mqtt5Translation(1000).fromDevice(connect(true, { authenticationMethod: 'SCRAM-SHA-1' }))).toEqual({
+      toBroker: [],
+      toDevice: [{ cmd: 'connack', sessionPresent: false, reasonCode: REASON.badAuthenticationMethod }],
+      close: true,
+    });
+  });
+
+  it.each([
+    [0, REASON.success],
+    [1, REASON.unsupportedProtocolVersion],
+    [2, REASON.clientIdNotValid],
+    [3, REASON.serverUnavailable],
+    [4, REASON.badUserNameOrPassword],
+    [5, REASON.notAuthorized],
+  ])('says CONNACK return code %i as reason code %i, with what the broker takes only on success', (returnCode, reasonCode) => {
+    const [connack] = new Mqtt5Translation(1000).fromBroker({ cmd: 'connack', returnCode, sessionPresent: false });
+    expect(connack).toMatchObject({ cmd: 'connack', reasonCode });
+    expect((connack as IConnackPacket).properties).toEqual(
+      reasonCode === 0 ? { maximumPacketSize: 1000, subscriptionIdentifiersAvailable: false, sharedSubscriptionAvailable: false } : undefined,
+    );
+  });
+
+  it('says a refused subscription is not authorized (0x87), and answers an UNSUBSCRIBE with a code per topic', () => {
+    const translation = new Mqtt5Translation(1000);
+    expect(translation.fromBroker({ cmd: 'suback', messageId: 3, granted: [1, 0x80, 0] })).toEqual([{ cmd: 'suback', messageId: 3, granted: [1, 0x87, 0] }]);
+    translation.fromDevice({ cmd: 'unsubscribe', messageId: 4, unsubscriptions: ['a', 'b'], properties: {} } as Packet);
+    expect(translation.fromBroker({ cmd: 'unsuback', messageId: 4 } as Packet)).toEqual([{ cmd: 'unsuback', messageId: 4, granted: [0, 0] }]);
+  });
+
+  it('disconnects a device that uses a topic alias or a subscription identifier, which the CONNACK said it may not, or subscribes to nothing', () => {
+    const translation = new Mqtt5Translation(1000);
+    // Before a successful CONNACK, MQTT 5 lets the server only close the connection.
+    const early = translation.fromDevice({ cmd: 'publish', topic: 't', payload: Buffer.from('{}'), qos: 0, retain: false, dup: false, properties: { topicAlias: 1 } });
+    expect(early).toEqual({ toBroker: [], toDevice: [], close: true });
+    translation.fromBroker({ cmd: 'connack', returnCode: 0, sessionPresent: false });
+    const alias = translation.fromDevice({ cmd: 'publish', topic: 't', payload: Buffer.from('{}'), qos: 0, retain: false, dup: false, properties: { topicAlias: 1 } });
+    expect(alias).toEqual({ toBroker: [], toDevice: [{ cmd: 'disconnect', reasonCode: REASON.topicAliasInvalid }], close: true });
+    const identified = translation.fromDevice({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 't', qos: 1 }], properties: { subscriptionIdentifier: 7 } });
+    expect(identified.toDevice).toEqual([{ cmd: 'disconnect', reasonCode: REASON.subscriptionIdentifiersNotSupported }]);
+    // MQTT 5 (3.8.3, 3.10.3): a SUBSCRIBE or UNSUBSCRIBE names at least one topic.
+    expect(translation.fromDevice({ cmd: 'subscribe', messageId: 2, subscriptions: [] }).toDevice).toEqual([{ cmd: 'disconnect', reasonCode: REASON.protocolError }]);
+    expect(translation.fromDevice({ cmd: 'unsubscribe', messageId: 3, unsubscriptions: [] }).toDevice).toEqual([{ cmd: 'disconnect', reasonCode: REASON.protocolError }]);
+  });
+
+  it('ends the connection without a DISCONNECT to the broker when the device asks for its will (0x04)', () => {
+    const translation = new Mqtt5Translation(1000);
+    expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: REASON.disconnectWithWill })).toEqual({ toBroker: [], toDevice: [], close: true });
+    expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: 0 }).toBroker).toEqual([{ cmd: 'disconnect' }]);
+  });
+});
+
+describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
+  let cloud: Cloud;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded', { protocolVersion: 5 });
+  });
+  afterEach(() => cloud.close());
+
+  const state = (deviceId: string) => cloud.ctx.devices.state(deviceId);
+
+  it('refuses a wrong secret and a borrowed client id with the reason codes of MQTT 5', async () => {
+    const device = await cloud.addDevice();
+    const attempt = (clientId: string, password: string) => connectAsync(cloud.url, { protocolVersion: 5, clientId, username: device.deviceId, password, reconnectPeriod: 0 }, false);
+    await expect(attempt(device.deviceId, 'not-the-secret')).rejects.toMatchObject({ code: REASON.badUserNameOrPassword });
+    await expect(attempt('someone-else', device.secret)).rejects.toMatchObject({ code: REASON.notAuthorized });
+  });
+
+  it("tells the device the broker's bounds in the CONNACK, and refuses a subscription outside its topics as not authorized", async () => {
+    const [device, other] = [await cloud.addDevice(), await cloud.addDevice()];
+    const client = await cloud.connect(device);
+    const probe = connect(cloud.url, { protocolVersion: 5, clientId: other.deviceId, username: other.deviceId, password: other.secret, reconnectPeriod: 0 });
+    const connack = await new Promise<IConnackPacket>((resolve) => probe.once('connect', resolve));
+    await probe.endAsync();
+    expect(connack.properties).toMatchObject({ maximumPacketSize: MAX_PACKET_BYTES, subscriptionIdentifiersAvailable: false, sharedSubscriptionAvailable: false });
+
+    const granted = await client.mqtt.subscribeAsync(`appliance/${device.deviceId}/#`, { qos: 1 });
+    expect(granted.map((g) => g.qos)).toEqual([1]);
+    const refused = await client.mqtt.subscribeAsync(topicOf(other.deviceId, 'command'), { qos: 1 }).catch((error: unknown) => error);
+    expect(String(refused)).toMatch(/Subscribe error/);
+    const unsubscribed = await client.mqtt.unsubscribeAsync([`appliance/${device.deviceId}/#`, topicOf(device.deviceId, 'command')]);
+    expect((unsubscribed as { granted?: number[] } | undefined)?.granted).toEqual([REASON.success, REASON.success]);
+  });
+
+  it('disconnects a device that sends a topic alias with reason 0x94, and its will marks it offline', async () => {
+    const device = await cloud.addDevice();
+    const socket = createConnection(Number(new URL(cloud.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const received: Packet[] = [];
+    const parser = mqttPacket.parser({ protocolVersion: 5 });
+    parser.on('packet', (packet: Packet) => received.push(packet));
+    socket.on('data', (chunk: Buffer) => parser.parse(chunk));
+    const closed = once(socket, 'close');
+    const send = (packet: Packet) => socket.write(mqttPacket.generate(packet, { protocolVersion: 5 }));
+    send({
+      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), clean: true, keepalive: 30,
+      will: { topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
+    });
+    send({ cmd: 'publish', topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":true}'), qos: 1, retain: true, dup: false, messageId: 1 });
+    await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
+
+    send({ cmd: 'publish', topic: topicOf(device.deviceId, 'state'), payload: Buffer.from('{"humidity":{"currentHumidity":40}}'), qos: 1, retain: false, dup: false, messageId: 2, properties: { topicAlias: 1 } });
+    await closed;
+    expect(received.map((p) => [p.cmd, (p as { reasonCode?: number }).reasonCode])).toEqual([
+      ['connack', REASON.success],
+      ['puback', REASON.success],
+      ['disconnect', REASON.topicAliasInvalid],
+    ]);
+    await waitFor(async () => expect((await state(device.deviceId)).online).toBe(false));
+    expect((await state(device.deviceId)).status).not.toMatchObject({ humidity: { currentHumidity: 40 } });
+  });
+});
+
+function connectPacket(device: RealDevice): Buffer {
+  return mqttPacket.generate(
+    { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), clean: true, keepalive: 30 },
+    { protocolVersion: 5 },
+  );
+}
+
+describe('embedded broker: hostile MQTT 5 input (DESIGN J)', () => {
+  let cloud: Cloud;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded', { protocolVersion: 5 });
+  });
+  afterEach(() => cloud.close());
+
+  /** Connects as the device over a bare socket with MQTT 5, sends `bytes`, and resolves once the broker has answered or closed. */
+  async function sendAfterConnect(device: RealDevice, bytes: Buffer): Promise<void> {
+    const socket = createConnection(Number(new URL(cloud.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.on('data', () => undefined);
+    await once(socket, 'connect');
+    socket.write(Buffer.concat([connectPacket(device), bytes]));
+    await Promise.race([once(socket, 'close'), sleep(100)]);
+    socket.destroy();
+  }
+
+  /** Packets that parse as MQTT 5 but that 3.1.1 cannot say, or that only a server sends. */
+  const ODD = {
+    'a PUBLISH with an empty topic and no alias': Buffer.from([0x30, 0x05, 0x00, 0x00, 0x00, 0x7b, 0x7d]),
+    'a SUBSCRIBE of no topic': Buffer.from([0x82, 0x03, 0x00, 0x01, 0x00]),
+    'an UNSUBSCRIBE of no topic': Buffer.from([0xa2, 0x03, 0x00, 0x01, 0x00]),
+    'an AUTH': mqttPacket.generate({ cmd: 'auth', reasonCode: 0x18, properties: { authenticationMethod: 'x' } }, { protocolVersion: 5 }),
+    'a CONNACK': mqttPacket.generate({ cmd: 'connack', reasonCode: 0, sessionPresent: false }, { protocolVersion: 5 }),
+    'a SUBACK': mqttPacket.generate({ cmd: 'suback', messageId: 1, granted: [0] }, { protocolVersion: 5 }),
+  };
+
+  it.each(Object.entries(ODD))('ends the connection on %s, and the process lives', async (_what, bytes) => {
+    const device = await cloud.addDevice();
+    const socket = createConnection(Number(new URL(cloud.url).port), '127.0.0.1');
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    await once(socket, 'connect');
+    socket.write(connectPacket(device));
+    socket.write(bytes);
+    await once(socket, 'close');
+  });
+
+  const packets = fc.oneof(
+    fc.constantFrom(...Object.values(ODD)),
+    fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+    // Well-framed packets of every type with bodies of anything: the parser's and the edge's paths.
+    fc.tuple(fc.integer({ min: 1, max: 15 }), fc.integer({ min: 0, max: 15 }), fc.uint8Array({ maxLength: 40 })).map(([type, flags, body]) =>
+      Buffer.concat([Buffer.from([(type << 4) | flags, body.length]), Buffer.from(body)]),
+    ),
+  );
+
+  it('lives through any bytes after an MQTT 5 CONNECT, and still serves a well-behaved device', { timeout: 60_000 }, async () => {
+    const [hostile, honest] = [await cloud.addDevice(), await cloud.addDevice()];
+    await fc.assert(
+      fc.asyncProperty(fc.array(packets, { minLength: 1, maxLength: 4 }), async (list) => sendAfterConnect(hostile, Buffer.concat(list))),
+      { numRuns: 60 },
+    );
+    const client = await cloud.connect(honest);
+    await client.report({ humidity: { currentHumidity: 47 } });
+    expect((await cloud.ctx.devices.state(honest.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 47 } });
+  });
+});
