@@ -51,6 +51,9 @@ function positiveNumber(name: string, value: string, integer: boolean): number {
   return n;
 }
 
+/** `--mqtt-version` as mqtt.js names it. */
+const MQTT_VERSIONS: Record<string, 4 | 5> = { '3.1.1': 4, '5': 5 };
+
 /**
  * `sim devices`: registers devices (or reads them from --devices), connects each to the broker as
  * a real appliance and keeps them living until SIGTERM or SIGINT. Prints one JSON line once all are
@@ -65,8 +68,11 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--count <n>', 'devices to register per type', '1')
     .option('--devices <file>', 'connect these registered devices instead: a JSON array of {deviceId, secret, deviceType, modelName}')
     .option('--time-scale <scale>', 'simulated minutes per real minute', '1')
+    .option('--mqtt-version <version>', 'the MQTT version the devices speak: 3.1.1 or 5', '3.1.1')
     .action(async (options: Record<string, string | undefined>, command: Command) => {
       const timeScale = positiveNumber('--time-scale', options.timeScale!, false);
+      const protocolVersion = MQTT_VERSIONS[options.mqttVersion!];
+      if (protocolVersion === undefined) throw fail('1102', `--mqtt-version must be 3.1.1 or 5; got ${JSON.stringify(options.mqttVersion)}.`);
       let devices: DeviceCredentials[];
       if (options.devices !== undefined) {
         devices = parseDeviceList(JSON.parse(readFileSync(options.devices, 'utf8')) as unknown);
@@ -78,6 +84,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       }
       const fleet = await startFleet({
         mqttUrl: options.mqttUrl!,
+        protocolVersion,
         devices,
         timeScale,
         onError: (error, deviceId) => process.stderr.write(`device ${deviceId}: ${error instanceof Error ? error.message : String(error)}\n`),

@@ -49,6 +49,12 @@ describe('appliance-cloud help (a real process)', () => {
     expect(stdout).toMatch(/^ {2}DEVICE_CEILING_FAN\n {4}go-offline, go-online$/m);
   });
 
+  it('sim devices refuses an MQTT version it does not speak, with 1102', async () => {
+    const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', '/dev/null', '--mqtt-version', '3.1']);
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe('error 1102: --mqtt-version must be 3.1.1 or 5; got "3.1".');
+  });
+
   it('admin services create describes every option', async () => {
     const { stdout } = await runCli(['admin', 'services', 'create', '--help']);
     const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)(?: <\w+>)?( +\S.*)?$/gm)].map((m) => [m[1], Boolean(m[2])]);

@@ -26,6 +26,8 @@ export type { DeviceCredentials } from './local-devices.js';
 export interface FleetOptions {
   /** The broker, e.g. `mqtt://127.0.0.1:1883`. */
   mqttUrl: string;
+  /** The MQTT version the devices speak: 4 (3.1.1, the default) or 5. */
+  protocolVersion?: 4 | 5;
   devices: DeviceCredentials[];
   /** 1 = real time (one engine step per minute). */
   timeScale: number;
@@ -70,7 +72,13 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
 
   const connectOne = async (device: Device, secret: string): Promise<void> => {
-    const client = await DeviceClient.connect({ url: options.mqttUrl, deviceId: device.deviceId, secret, onCommand: (command) => answer(device, command) });
+    const client = await DeviceClient.connect({
+      url: options.mqttUrl,
+      deviceId: device.deviceId,
+      secret,
+      protocolVersion: options.protocolVersion ?? 4,
+      onCommand: (command) => answer(device, command),
+    });
     local.attach(device.deviceId, client);
     await local.reportAll(device.deviceId);
     // After a reconnection the cloud may have missed reports: the device tells it where it stands.
