@@ -123,11 +123,16 @@ export async function connectService(options: ServiceConnectionOptions): Promise
   return client;
 }
 
+/** A device message that does not fit the contract or the profile: logged, counted, never stored; and why. */
+export class Refused {
+  constructor(readonly problem: string) {}
+}
+
 /**
- * What became of a device message: `handled` when it was stored, or refused and counted (it may be
+ * What became of a device message: `handled` when it was stored, or Refused (both may be
  * acknowledged); `failed` when it could not be handled (the store failed): it must not be acknowledged.
  */
-export type Outcome = 'handled' | 'failed';
+export type Outcome = 'handled' | 'failed' | Refused;
 
 const HANDLED: Promise<Outcome> = Promise.resolve('handled');
 
@@ -275,7 +280,7 @@ export class Bridge {
   private reject(topic: DeviceTopic, problem: string): Outcome {
     this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind, problem }, 'Device message rejected');
     this.deps.metrics?.reportsRejected.inc({ source: 'mqtt' });
-    return 'handled';
+    return new Refused(problem);
   }
 
   /** A message that could not be handled (the store failed, or a fault): logged, counted, not acknowledged. */
@@ -337,7 +342,7 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
         const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain);
         // What is not taken is not acknowledged either: the session's next holder gets it.
         if (!taken) return acknowledge(NOT_TAKEN);
-        if ((await taken) === 'handled') return acknowledge();
+        if ((await taken) !== 'failed') return acknowledge();
         unhandled();
       },
       unhandled,

@@ -16,10 +16,10 @@ import { mayPublish, maySubscribe, topicOf } from '../device-protocol/topics.js'
 import { hashSecret, isDeviceId, randomId, secretMatches } from '../ids.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import type { Bridge } from './bridge.js';
+import { Refused, type Bridge } from './bridge.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { speakingMqtt5 } from './mqtt5.js';
+import { refuseInPuback, speakingMqtt5 } from './mqtt5.js';
 import { limitPacketSize } from './packet-guard.js';
 
 export interface EmbeddedBrokerOptions {
@@ -180,9 +180,10 @@ export class EmbeddedBroker {
   }
 
   /**
-   * A device's publish (or will) is handed to the bridge and answered once handled: an error answer
-   * closes the connection without a PUBACK (aedes speaks 3.1.1, which has no negative one, to MQTT 5
-   * devices too), so the device sends it again.
+   * A device's publish (or will) is handed to the bridge and answered once handled. One that could
+   * not be stored gets an error answer, which closes the connection without a PUBACK, so the device
+   * sends it again (a negative PUBACK would end it, in MQTT 5 too). One refused is acknowledged: with
+   * reason 0x83 and the problem to an MQTT 5 device, plainly to a 3.1.1 one.
    */
   private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
@@ -199,7 +200,11 @@ export class EmbeddedBroker {
     const taken = this.options.bridge.take(packet.topic, packet.payload, false);
     // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
     if (!taken) return answer(new Error('the gateway is shutting down'));
-    answer((await taken) === 'handled' ? null : new Error('the message could not be stored'));
+    const outcome = await taken;
+    if (outcome === 'failed') return answer(new Error('the message could not be stored'));
+    // An MQTT 5 device learns of the refusal in its PUBACK; 3.1.1 can only acknowledge it.
+    if (outcome instanceof Refused && client && packet.qos === 1) refuseInPuback(client.conn, packet.messageId!, outcome.problem);
+    answer(null);
   }
 
   private authorizeSubscribe(client: Client, subscription: Subscription, answer: (error: Error | null, subscription?: Subscription | null) => void): void {

@@ -6,7 +6,8 @@
  * edge maps the codes and leaves out what 3.1.1 cannot carry. A 3.1.1 or 3.1 connection passes as
  * it came. The CONNACK says what the broker does not take (topic aliases, subscription identifiers,
  * shared subscriptions) and its packet size bound; a device that uses one anyway is disconnected
- * with the reason code MQTT 5 gives for it.
+ * with the reason code MQTT 5 gives for it. A report the broker refuses (it does not fit the
+ * profile) is acknowledged with 0x83 and the problem, where 3.1.1 can only acknowledge it.
  */
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
@@ -25,6 +26,7 @@ export const REASON = {
   notAuthorized: 0x87,
   serverUnavailable: 0x88,
   badAuthenticationMethod: 0x8c,
+  implementationSpecificError: 0x83,
   topicAliasInvalid: 0x94,
   subscriptionIdentifiersNotSupported: 0xa1,
   disconnectWithWill: 0x04,
@@ -78,9 +80,18 @@ export interface Translated {
  */
 export class Mqtt5Translation {
   readonly #unsubscribed = new Map<number, number>();
+  /** The problem of each QoS 1 publish the broker refused, by packet id, until its PUBACK goes out. */
+  readonly #refused = new Map<number, string>();
   #connected = false;
+  /** Whether the device lets a PUBACK carry a reason string (MQTT 5, 3.1.2.11.7). */
+  #problemsWanted = true;
 
   constructor(private readonly maximumPacketSize: number) {}
+
+  /** The broker refused the device's QoS 1 publish `messageId`: its PUBACK says so (0x83) and why. */
+  refuse(messageId: number, problem: string): void {
+    this.#refused.set(messageId, problem);
+  }
 
   /** A packet of the device (MQTT 5), as the broker takes it (3.1.1). */
   fromDevice(packet: Packet): Translated {
@@ -88,6 +99,7 @@ export class Mqtt5Translation {
       case 'connect': {
         const properties = packet.properties ?? {};
         if (properties.authenticationMethod !== undefined) return this.#refuseConnect(REASON.badAuthenticationMethod);
+        this.#problemsWanted = properties.requestProblemInformation !== false;
         const { will } = packet;
         return pass({
           cmd: 'connect',
@@ -141,7 +153,13 @@ export class Mqtt5Translation {
       }
       case 'publish':
         return [{ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId }];
-      case 'puback':
+      case 'puback': {
+        const problem = this.#refused.get(packet.messageId!);
+        if (problem === undefined) return [{ cmd: 'puback', messageId: packet.messageId, reasonCode: REASON.success }];
+        this.#refused.delete(packet.messageId!);
+        const properties = this.#problemsWanted ? { properties: { reasonString: problem } } : {};
+        return [{ cmd: 'puback', messageId: packet.messageId, reasonCode: REASON.implementationSpecificError, ...properties }];
+      }
       case 'pubrec':
       case 'pubrel':
       case 'pubcomp':
@@ -170,6 +188,17 @@ export class Mqtt5Translation {
 
 function pass(packet: Packet): Translated {
   return { toBroker: [packet], toDevice: [] };
+}
+
+/** The translation of each MQTT 5 connection, by the stream aedes holds for it (its client's `conn`). */
+const translations = new WeakMap<object, Mqtt5Translation>();
+
+/**
+ * Tells an MQTT 5 device, in its PUBACK, that its QoS 1 publish `messageId` was refused and why;
+ * nothing for a 3.1.1 device, whose PUBACK cannot say it.
+ */
+export function refuseInPuback(stream: object, messageId: number, problem: string): void {
+  translations.get(stream)?.refuse(messageId, problem);
 }
 
 /**
@@ -249,7 +278,10 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
     const level = connectProtocolLevel(head);
     if (level === undefined) return;
     mode = level === 5 ? 'mqtt5' : 'as-is';
-    if (mode === 'mqtt5') fromDevice.parse(head);
+    if (mode === 'mqtt5') {
+      translations.set(edge, translation);
+      fromDevice.parse(head);
+    }
     else toBroker(head);
   });
   device.on('end', () => edge.push(null));

@@ -102,6 +102,22 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     expect(translation.fromDevice({ cmd: 'unsubscribe', messageId: 3, unsubscriptions: [] }).toDevice).toEqual([{ cmd: 'disconnect', reasonCode: REASON.protocolError }]);
   });
 
+  it('says in the PUBACK of a refused publish that it was refused (0x83) and why, when the device wants problems told', () => {
+    const told = new Mqtt5Translation(1000);
+    told.fromDevice(connect(true));
+    told.refuse(7, 'targetHumidity must be between 30 and 70 in steps of 5; got 56');
+    expect(told.fromBroker({ cmd: 'puback', messageId: 7 })).toEqual([
+      { cmd: 'puback', messageId: 7, reasonCode: REASON.implementationSpecificError, properties: { reasonString: 'targetHumidity must be between 30 and 70 in steps of 5; got 56' } },
+    ]);
+    // The packet id is free again: its next use is another publish.
+    expect(told.fromBroker({ cmd: 'puback', messageId: 7 })).toEqual([{ cmd: 'puback', messageId: 7, reasonCode: REASON.success }]);
+
+    const untold = new Mqtt5Translation(1000);
+    untold.fromDevice(connect(true, { requestProblemInformation: false }));
+    untold.refuse(8, 'no');
+    expect(untold.fromBroker({ cmd: 'puback', messageId: 8 })).toEqual([{ cmd: 'puback', messageId: 8, reasonCode: REASON.implementationSpecificError }]);
+  });
+
   it('ends the connection without a DISCONNECT to the broker when the device asks for its will (0x04)', () => {
     const translation = new Mqtt5Translation(1000);
     expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: REASON.disconnectWithWill })).toEqual({ toBroker: [], toDevice: [], close: true });
