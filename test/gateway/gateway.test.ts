@@ -15,11 +15,12 @@ import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealD
 const MOSQUITTO_UP = await mosquittoReachable();
 if (!MOSQUITTO_UP) console.warn('Mosquitto is not reachable at 127.0.0.1:1883: the external-broker gateway tests are skipped.');
 
-/** The embedded broker speaks 3.1.1 and, translated at the connection's edge, MQTT 5 (mqtt5.ts): the whole contract runs in both. */
+/** Devices speak 3.1.1 or MQTT 5 (which the embedded broker translates at the connection's edge, mqtt5.ts): the whole contract runs in both. */
 const BROKERS: { broker: BrokerKind; protocolVersion: 4 | 5; skip: boolean }[] = [
   { broker: 'embedded', protocolVersion: 4, skip: false },
   { broker: 'embedded', protocolVersion: 5, skip: false },
   { broker: 'mosquitto', protocolVersion: 4, skip: !MOSQUITTO_UP },
+  { broker: 'mosquitto', protocolVersion: 5, skip: !MOSQUITTO_UP },
 ];
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
