@@ -33,6 +33,9 @@ export interface DeviceClientOptions {
 
 const QOS1 = { qos: 1 } as const;
 
+/** MQTT 5's session expiry that means never (MQTT 5.0, 3.1.2.11.2). */
+const SESSION_KEPT = 0xffffffff;
+
 export class DeviceClient {
   private constructor(
     /** The underlying mqtt.js client (tests cut its stream to play a crash). */
@@ -49,6 +52,8 @@ export class DeviceClient {
       password: secret,
       clean: options.clean ?? true,
       protocolVersion: options.protocolVersion ?? 4,
+      // MQTT 5 keeps a session past its connection only with an expiry: this one never expires, as in 3.1.1.
+      ...(options.protocolVersion === 5 && options.clean === false ? { properties: { sessionExpiryInterval: SESSION_KEPT } } : {}),
       keepalive: options.keepalive ?? 30,
       reconnectPeriod: options.reconnectPeriod ?? 1000,
       will: { topic: topicOf(deviceId, 'connection'), payload: Buffer.from(encodeConnection({ online: false })), qos: 1, retain: true },

@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import { Refused, type Bridge } from './bridge.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { refuseInPuback, speakingMqtt5 } from './mqtt5.js';
+import { disconnectWith, REASON, refuseInPuback, speakingMqtt5 } from './mqtt5.js';
 import { limitPacketSize } from './packet-guard.js';
 
 export interface EmbeddedBrokerOptions {
@@ -41,6 +41,9 @@ export const MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
 
 /** Compared against when the user name is no device, so that a miss costs as long as a wrong secret. */
 const NO_DEVICE_HASH = hashSecret(randomId());
+
+/** Why an older connection of a device ends, or its publish (its will, say) is refused. */
+const TAKEN_OVER = 'a newer connection of the device took its session over';
 
 /** What a device's will says, for a device whose connection ended without one. */
 const OFFLINE = encodeConnection({ online: false });
@@ -160,6 +163,9 @@ export class EmbeddedBroker {
       throw error;
     }
     this.identities.set(client, deviceId);
+    // aedes ends the older connection of the same client id as this one is accepted; an MQTT 5 device there is told why.
+    const older = this.sessions.get(deviceId);
+    if (older && older !== client) disconnectWith(older.conn, REASON.sessionTakenOver, TAKEN_OVER);
     this.sessions.set(deviceId, client);
     answer(null, true);
   }
@@ -186,22 +192,27 @@ export class EmbeddedBroker {
    * reason 0x83 and the problem to an MQTT 5 device, plainly to a 3.1.1 one.
    */
   private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
+    // An error answer ends the connection; an MQTT 5 device is told why first.
+    const refuse = (reasonCode: number, why: string) => {
+      if (client) disconnectWith(client.conn, reasonCode, why);
+      answer(new Error(why));
+    };
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
     if (client) {
       const deviceId = this.identities.get(client);
       if (deviceId === undefined || !mayPublish(deviceId, packet.topic)) {
         this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
-        return answer(new Error(`not authorized to publish to ${packet.topic}`));
+        return refuse(REASON.notAuthorized, `not authorized to publish to ${packet.topic}`);
       }
       // Its will included: the device has connected again, and the new session speaks for it.
-      if (this.sessions.get(deviceId) !== client) return answer(new Error('a newer session of the device took over'));
+      if (this.sessions.get(deviceId) !== client) return refuse(REASON.sessionTakenOver, TAKEN_OVER);
     }
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false);
     // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
-    if (!taken) return answer(new Error('the gateway is shutting down'));
+    if (!taken) return refuse(REASON.serverShuttingDown, 'the gateway is shutting down; send the message again when connected again');
     const outcome = await taken;
-    if (outcome === 'failed') return answer(new Error('the message could not be stored'));
+    if (outcome === 'failed') return refuse(REASON.unspecified, 'the message could not be stored; send it again when connected again');
     // An MQTT 5 device learns of the refusal in its PUBACK; 3.1.1 can only acknowledge it.
     if (outcome instanceof Refused && client && packet.qos === 1) refuseInPuback(client.conn, packet.messageId!, outcome.problem);
     answer(null);

@@ -25,6 +25,8 @@ export const REASON = {
   badUserNameOrPassword: 0x86,
   notAuthorized: 0x87,
   serverUnavailable: 0x88,
+  serverShuttingDown: 0x8b,
+  sessionTakenOver: 0x8e,
   badAuthenticationMethod: 0x8c,
   implementationSpecificError: 0x83,
   topicAliasInvalid: 0x94,
@@ -85,12 +87,26 @@ export class Mqtt5Translation {
   #connected = false;
   /** Whether the device lets a PUBACK carry a reason string (MQTT 5, 3.1.2.11.7). */
   #problemsWanted = true;
+  /** Why the broker is about to end the connection, for the DISCONNECT that tells the device. */
+  #leaving: Packet | null = null;
 
   constructor(private readonly maximumPacketSize: number) {}
 
   /** The broker refused the device's QoS 1 publish `messageId`: its PUBACK says so (0x83) and why. */
   refuse(messageId: number, problem: string): void {
     this.#refused.set(messageId, problem);
+  }
+
+  /** The broker is about to end the connection: the device is told why, if the connection is one by then. */
+  leaveWith(reasonCode: number, reasonString: string): void {
+    this.#leaving = { cmd: 'disconnect', reasonCode, properties: { reasonString } };
+  }
+
+  /** The DISCONNECT that says why the broker ended the connection, once; none when it gave no reason. */
+  farewell(): Packet | null {
+    const packet = this.#connected ? this.#leaving : null;
+    this.#leaving = null;
+    return packet;
   }
 
   /** A packet of the device (MQTT 5), as the broker takes it (3.1.1). */
@@ -202,6 +218,17 @@ export function refuseInPuback(stream: object, messageId: number, problem: strin
 }
 
 /**
+ * The broker is about to end an MQTT 5 device's connection: a DISCONNECT tells it why before the
+ * connection ends. A 3.1.1 device is only cut off, as 3.1.1 has the server send no DISCONNECT.
+ */
+export function disconnectWith(stream: object, reasonCode: number, reasonString: string): void {
+  translations.get(stream)?.leaveWith(reasonCode, reasonString);
+}
+
+/** How long a device told to go has to close its side before it is cut off. */
+const FAREWELL_MS = 1000;
+
+/**
  * The device's stream as aedes gets it: as it came for 3.1.1, translated for MQTT 5 (decided by the
  * first CONNECT). Ends the device's stream on a malformed MQTT 5 packet or a refusal.
  */
@@ -235,7 +262,11 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
       device.end(callback);
     },
     destroy(error, callback) {
-      device.destroy();
+      const farewell = translation.farewell();
+      if (farewell && device.writable) {
+        device.end(mqttPacket.generate(farewell, V5));
+        setTimeout(() => device.destroy(), FAREWELL_MS).unref();
+      } else device.destroy();
       callback(error);
     },
   });

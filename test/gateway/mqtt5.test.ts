@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import { connect, connectAsync, type IConnackPacket } from 'mqtt';
+import { connect, connectAsync, type IConnackPacket, type IDisconnectPacket } from 'mqtt';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { topicOf } from '../../src/device-protocol/topics.js';
@@ -118,6 +118,17 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     expect(untold.fromBroker({ cmd: 'puback', messageId: 8 })).toEqual([{ cmd: 'puback', messageId: 8, reasonCode: REASON.implementationSpecificError }]);
   });
 
+  it('tells the device why the broker ends its connection, once, and only after a successful CONNACK', () => {
+    const translation = new Mqtt5Translation(1000);
+    translation.leaveWith(REASON.notAuthorized, 'not authorized to publish to x');
+    expect(translation.farewell()).toBeNull();
+    translation.fromBroker({ cmd: 'connack', returnCode: 0, sessionPresent: false });
+    expect(translation.farewell()).toBeNull();
+    translation.leaveWith(REASON.notAuthorized, 'not authorized to publish to x');
+    expect(translation.farewell()).toEqual({ cmd: 'disconnect', reasonCode: REASON.notAuthorized, properties: { reasonString: 'not authorized to publish to x' } });
+    expect(translation.farewell()).toBeNull();
+  });
+
   it('ends the connection without a DISCONNECT to the broker when the device asks for its will (0x04)', () => {
     const translation = new Mqtt5Translation(1000);
     expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: REASON.disconnectWithWill })).toEqual({ toBroker: [], toDevice: [], close: true });
@@ -156,6 +167,27 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     expect(String(refused)).toMatch(/Subscribe error/);
     const unsubscribed = await client.mqtt.unsubscribeAsync([`appliance/${device.deviceId}/#`, topicOf(device.deviceId, 'command')]);
     expect((unsubscribed as { granted?: number[] } | undefined)?.granted).toEqual([REASON.success, REASON.success]);
+  });
+
+  it("tells a device that publishes under another's topics that it is not authorized (0x87) as it disconnects it", async () => {
+    const [intruder, victim] = [await cloud.addDevice(), await cloud.addDevice()];
+    const client = await cloud.connect(intruder, { reconnectPeriod: 0 });
+    const disconnected = new Promise<IDisconnectPacket>((resolve) => client.mqtt.once('disconnect', resolve));
+    client.mqtt.publish(topicOf(victim.deviceId, 'state'), '{"humidity":{"currentHumidity":99}}', { qos: 1 });
+    const packet = await disconnected;
+    expect([packet.reasonCode, packet.properties?.reasonString]).toEqual([REASON.notAuthorized, `not authorized to publish to ${topicOf(victim.deviceId, 'state')}`]);
+    await waitFor(async () => expect((await state(intruder.deviceId)).online).toBe(false));
+    expect((await state(victim.deviceId)).status).not.toMatchObject({ humidity: { currentHumidity: 99 } });
+  });
+
+  it('tells the older connection of a device that a newer one took its session over (0x8E), and the device stays online', async () => {
+    const device = await cloud.addDevice();
+    const older = await cloud.connect(device, { reconnectPeriod: 0 });
+    const disconnected = new Promise<IDisconnectPacket>((resolve) => older.mqtt.once('disconnect', resolve));
+    await cloud.connect(device);
+    const packet = await disconnected;
+    expect([packet.reasonCode, packet.properties?.reasonString]).toEqual([REASON.sessionTakenOver, 'a newer connection of the device took its session over']);
+    await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
   });
 
   it('disconnects a device that sends a topic alias with reason 0x94, and its will marks it offline', async () => {

@@ -73,8 +73,9 @@ async function postgresDatabase(): Promise<FailingDatabase> {
   };
 }
 
-const CASES: { database: string; open: () => Promise<FailingDatabase>; broker: BrokerKind; skip: boolean }[] = [
+const CASES: { database: string; open: () => Promise<FailingDatabase>; broker: BrokerKind; protocolVersion?: 5; skip: boolean }[] = [
   { database: 'SQLite', open: sqliteFile, broker: 'embedded', skip: false },
+  { database: 'SQLite', open: sqliteFile, broker: 'embedded', protocolVersion: 5, skip: false },
   { database: 'SQLite', open: sqliteFile, broker: 'mosquitto', skip: !MOSQUITTO_UP },
   { database: 'PostgreSQL', open: postgresDatabase, broker: 'embedded', skip: POSTGRES_DOWN !== undefined },
   { database: 'PostgreSQL', open: postgresDatabase, broker: 'mosquitto', skip: !MOSQUITTO_UP || POSTGRES_DOWN !== undefined },
@@ -89,10 +90,10 @@ describe('a report the store fails to write is not acknowledged, and comes again
     [cloud, database] = [undefined, undefined];
   });
 
-  for (const { database: name, open, broker, skip } of CASES) {
-    it.skipIf(skip)(`on ${name} with the ${broker} broker`, { timeout: 40_000 }, async () => {
+  for (const { database: name, open, broker, protocolVersion = 4, skip } of CASES) {
+    it.skipIf(skip)(`on ${name} with the ${broker} broker, the device on MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}`, { timeout: 40_000 }, async () => {
       database = await open();
-      cloud = await startCloud(broker, { databaseUrl: database.url });
+      cloud = await startCloud(broker, { databaseUrl: database.url, protocolVersion });
       const { ctx, world } = cloud;
       const device = await cloud.addDevice();
       const now = Date.now();
@@ -101,6 +102,10 @@ describe('a report the store fails to write is not acknowledged, and comes again
       const client = await cloud.connect(device, { clean: false, reconnectPeriod: 200 });
       await expect.poll(async () => (await ctx.devices.state(device.deviceId)).online, { timeout: 5000 }).toBe(true);
       const before = await ctx.devices.state(device.deviceId);
+
+      // An MQTT 5 device is told why its connection ends (3.1.1 has the server send no DISCONNECT).
+      const disconnects: unknown[] = [];
+      client.mqtt.on('disconnect', (packet) => disconnects.push({ reasonCode: packet.reasonCode, reasonString: packet.properties?.reasonString }));
 
       await database.holdLock(device.deviceId, database.holdMs);
       // Resolves on the PUBACK: with the embedded broker, once the report is stored; with Mosquitto, once Mosquitto has it.
@@ -115,6 +120,9 @@ describe('a report the store fails to write is not acknowledged, and comes again
       expect(events.map((m) => JSON.parse(m.body).event.report)).toEqual([{ humidity: { currentHumidity: 62 } }]);
       // And the device is online again, its session back.
       await expect.poll(async () => (await ctx.devices.state(device.deviceId)).online, { timeout: 5000 }).toBe(true);
+      if (broker === 'embedded' && protocolVersion === 5) {
+        expect(disconnects[0]).toEqual({ reasonCode: 0x80, reasonString: 'the message could not be stored; send it again when connected again' });
+      } else expect(disconnects).toEqual([]);
     });
   }
 });
