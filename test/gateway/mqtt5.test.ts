@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -284,5 +285,55 @@ describe('embedded broker: hostile MQTT 5 input (DESIGN J)', () => {
     const client = await cloud.connect(honest);
     await client.report({ humidity: { currentHumidity: 47 } });
     expect((await cloud.ctx.devices.state(honest.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 47 } });
+  });
+});
+
+const MOSQUITTO_CLIENTS = spawnSync('mosquitto_pub', ['--help']).error === undefined;
+if (!MOSQUITTO_CLIENTS) console.warn('mosquitto_pub is not installed (Debian: mosquitto-clients): the embedded broker is not tried with libmosquitto.');
+
+/** libmosquitto's own MQTT 5 codec: mqtt.js shares mqtt-packet with the broker, so it cannot tell a codec's slip. */
+describe.skipIf(!MOSQUITTO_CLIENTS)('embedded broker: MQTT 5 with mosquitto_pub and mosquitto_sub (libmosquitto)', () => {
+  let cloud: Cloud;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded', { protocolVersion: 5 });
+  });
+  afterEach(() => cloud.close());
+
+  const run = (command: string, device: RealDevice, args: string[], password = device.secret) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const port = new URL(cloud.url).port;
+      const child = spawn(command, ['-V', '5', '-h', '127.0.0.1', '-p', port, '-i', device.deviceId, '-u', device.deviceId, '-P', password, '-d', ...args]);
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.on('close', (code) => resolve({ code, output }));
+    });
+
+  it('stores a report and answers a refused one with 0x83', async () => {
+    const device = await cloud.addDevice();
+    const stored = await run('mosquitto_pub', device, ['-q', '1', '-t', topicOf(device.deviceId, 'state'), '-m', '{"humidity":{"currentHumidity":43}}']);
+    expect(stored.output).toMatch(/received PUBACK \(Mid: \d+, RC:0\)/);
+    expect((await cloud.ctx.devices.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 43 } });
+
+    const refused = await run('mosquitto_pub', device, ['-q', '1', '-t', topicOf(device.deviceId, 'state'), '-m', '{"humidity":{"currentHumidity":"wet"}}']);
+    expect(refused.output).toMatch(/received PUBACK \(Mid: \d+, RC:131\)/);
+  });
+
+  it('refuses a wrong secret with 0x86', async () => {
+    const device = await cloud.addDevice();
+    const { code, output } = await run('mosquitto_pub', device, ['-q', '1', '-t', topicOf(device.deviceId, 'state'), '-m', '{}'], 'not-the-secret');
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/received CONNACK \(134\)/);
+  });
+
+  it('subscribes mosquitto_sub and sends it what is retained under its topics', async () => {
+    const device = await cloud.addDevice();
+    const topic = topicOf(device.deviceId, 'connection');
+    await run('mosquitto_pub', device, ['-q', '1', '-r', '-t', topic, '-m', '{"online":true}']);
+    const { code, output } = await run('mosquitto_sub', device, ['-q', '1', '-t', topic, '-C', '1', '-W', '10']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/received SUBACK/);
+    expect(output).toContain('{"online":true}');
   });
 });
