@@ -89,6 +89,11 @@ export class Mqtt5Translation {
   #problemsWanted = true;
   /** Why the broker is about to end the connection, for the DISCONNECT that tells the device. */
   #leaving: Packet | null = null;
+  /**
+   * How packets to the device are written: within the packet size it asked for, mqtt-packet leaves
+   * out a reason string that would pass it (MQTT 5, 3.1.2.11.4).
+   */
+  toDeviceOptions: { protocolVersion: 5; properties?: { maximumPacketSize: number } } = V5;
 
   constructor(private readonly maximumPacketSize: number) {}
 
@@ -116,6 +121,7 @@ export class Mqtt5Translation {
         const properties = packet.properties ?? {};
         if (properties.authenticationMethod !== undefined) return this.#refuseConnect(REASON.badAuthenticationMethod);
         this.#problemsWanted = properties.requestProblemInformation !== false;
+        if (properties.maximumPacketSize) this.toDeviceOptions = { protocolVersion: 5, properties: { maximumPacketSize: properties.maximumPacketSize } };
         const { will } = packet;
         return pass({
           cmd: 'connect',
@@ -238,7 +244,7 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
   const translation = new Mqtt5Translation(maximumPacketSize);
   const fromDevice = mqttPacket.parser(V5);
   const fromBroker = mqttPacket.parser(V4);
-  const toDevice = (packet: Packet) => device.write(mqttPacket.generate(packet, V5));
+  const toDevice = (packet: Packet) => device.write(mqttPacket.generate(packet, translation.toDeviceOptions));
   const edge = new Duplex({
     allowHalfOpen: false,
     read() {
@@ -264,7 +270,7 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
     destroy(error, callback) {
       const farewell = translation.farewell();
       if (farewell && device.writable) {
-        device.end(mqttPacket.generate(farewell, V5));
+        device.end(mqttPacket.generate(farewell, translation.toDeviceOptions));
         setTimeout(() => device.destroy(), FAREWELL_MS).unref();
       } else device.destroy();
       callback(error);

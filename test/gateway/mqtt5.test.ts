@@ -191,8 +191,8 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
   });
 
-  it('disconnects a device that sends a topic alias with reason 0x94, and its will marks it offline', async () => {
-    const device = await cloud.addDevice();
+  /** A device on a bare socket, speaking MQTT 5 packet by packet, with what the broker sends it. */
+  async function bareDevice(device: RealDevice, connectProperties: Record<string, unknown> = {}) {
     const socket = createConnection(Number(new URL(cloud.url).port), '127.0.0.1');
     await once(socket, 'connect');
     const received: Packet[] = [];
@@ -204,7 +204,24 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     send({
       cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), clean: true, keepalive: 30,
       will: { topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
+      properties: connectProperties,
     });
+    return { socket, received, closed, send };
+  }
+
+  it('leaves the reason string out of a PUBACK that would pass the packet size the device asked for', async () => {
+    const device = await cloud.addDevice();
+    const { socket, received, send } = await bareDevice(device, { maximumPacketSize: 32 });
+    send({ cmd: 'publish', topic: topicOf(device.deviceId, 'state'), payload: Buffer.from('{"humidity":{"currentHumidity":"wet"}}'), qos: 1, retain: false, dup: false, messageId: 1 });
+    await waitFor(() => expect(received.map((p) => p.cmd)).toEqual(['connack', 'puback']));
+    expect(received[1]).toMatchObject({ reasonCode: REASON.implementationSpecificError });
+    expect((received[1] as { properties?: { reasonString?: string } }).properties?.reasonString).toBeUndefined();
+    socket.destroy();
+  });
+
+  it('disconnects a device that sends a topic alias with reason 0x94, and its will marks it offline', async () => {
+    const device = await cloud.addDevice();
+    const { received, closed, send } = await bareDevice(device);
     send({ cmd: 'publish', topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":true}'), qos: 1, retain: true, dup: false, messageId: 1 });
     await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
 
