@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import { Refused, type Bridge } from './bridge.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
-import { disconnectWith, REASON, refuseInPuback, speakingMqtt5 } from './mqtt5.js';
+import { disconnectWith, REASON, refuseInAck, speakingMqtt5 } from './mqtt5.js';
 import { limitPacketSize } from './packet-guard.js';
 
 export interface EmbeddedBrokerOptions {
@@ -61,6 +61,8 @@ export class EmbeddedBroker {
   private readonly identities = new WeakMap<Client, string>();
   /** Each connected device's latest session: only it speaks for the device (an older one was taken over). */
   private readonly sessions = new Map<string, Client>();
+  /** MQTT 5 connections whose session ends with them (no session expiry). */
+  private readonly endingSessions = new WeakSet<Client>();
   private readonly reporting: FaultReporting;
   private aedes: Aedes | null = null;
   private server: Server | null = null;
@@ -91,7 +93,7 @@ export class EmbeddedBroker {
     aedes.on('clientDisconnect', (client) => this.guard('clientDisconnect', client, () => this.disconnected(client), () => undefined));
     // aedes reports failures of its own persistence as 'error' (untyped in its `on`); unheard, they would end the process.
     aedes.addListener('error', (error: unknown) => reportFault(this.reporting, 'broker', {}, error));
-    const server = createServer((socket) => this.guard('connection', null, () => aedes.handle(speakingMqtt5(this.limited(socket), MAX_PACKET_BYTES)), () => socket.destroy()));
+    const server = createServer((socket) => this.guard('connection', null, () => this.accept(aedes, socket), () => socket.destroy()));
     server.listen(this.options.port, this.options.host);
     try {
       await once(server, 'listening');
@@ -135,6 +137,24 @@ export class EmbeddedBroker {
 
   private guard(hook: string, client: Client | null, body: () => unknown, refuse: (error: Error) => void): void {
     guard(this.reporting, hook, { clientId: client?.id }, body, refuse);
+  }
+
+  /**
+   * Hands a connection to aedes, through the packet size bound and the MQTT 5 edge. An MQTT 5 session
+   * ends with its connection unless the device gave it an expiry, which 3.1.1 says as a clean session:
+   * the edge sets it once aedes has taken the session up.
+   */
+  private accept(aedes: Aedes, socket: Socket): void {
+    let client: Client | undefined;
+    const edge = speakingMqtt5(this.limited(socket), MAX_PACKET_BYTES, {
+      sessionEnds: (ends) => {
+        if (!client) return;
+        (client as { clean: boolean }).clean = ends;
+        if (ends) this.endingSessions.add(client);
+        else this.endingSessions.delete(client);
+      },
+    });
+    client = aedes.handle(edge);
   }
 
   /** The socket as aedes gets it: cut off at the first packet that announces more than MAX_PACKET_BYTES. */
@@ -213,8 +233,8 @@ export class EmbeddedBroker {
     if (!taken) return refuse(REASON.serverShuttingDown, 'the gateway is shutting down; send the message again when connected again');
     const outcome = await taken;
     if (outcome === 'failed') return refuse(REASON.unspecified, 'the message could not be stored; send it again when connected again');
-    // An MQTT 5 device learns of the refusal in its PUBACK; 3.1.1 can only acknowledge it.
-    if (outcome instanceof Refused && client && packet.qos === 1) refuseInPuback(client.conn, packet.messageId!, outcome.problem);
+    // An MQTT 5 device learns of the refusal in its PUBACK or PUBREC; 3.1.1 can only acknowledge it.
+    if (outcome instanceof Refused && client && packet.qos > 0) refuseInAck(client.conn, packet.messageId!, outcome.problem);
     answer(null);
   }
 
@@ -234,6 +254,14 @@ export class EmbeddedBroker {
     const deviceId = this.identities.get(client);
     if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
     this.sessions.delete(deviceId);
+    // An MQTT 5 session with no expiry ends with its connection; aedes keeps a 3.1.1 session that is not
+    // clean, subscriptions included, whatever its flag says by the time the connection closes.
+    if (this.endingSessions.has(client)) {
+      // aedes has its persistence (its own memory one) on the instance, untyped.
+      (this.aedes as unknown as { persistence: { cleanSubscriptions(client: Client): Promise<void> } } | null)?.persistence
+        .cleanSubscriptions(client)
+        .catch((error: unknown) => reportFault(this.reporting, 'cleanSubscriptions', { clientId: client.id }, error));
+    }
     // Through the bridge, in order after what the device sent before; the bridge logs a failure.
     void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false);
   }

@@ -5,9 +5,9 @@
  * (authentication, the topics a device may use, a PUBACK only once stored) stays where it is; the
  * edge maps the codes and leaves out what 3.1.1 cannot carry. A 3.1.1 or 3.1 connection passes as
  * it came. The CONNACK says what the broker does not take (topic aliases, subscription identifiers,
- * shared subscriptions) and its packet size bound; a device that uses one anyway is disconnected
- * with the reason code MQTT 5 gives for it. A report the broker refuses (it does not fit the
- * profile) is acknowledged with 0x83 and the problem, where 3.1.1 can only acknowledge it.
+ * shared subscriptions) and its packet size bound; a device that uses one anyway is refused with
+ * the reason code MQTT 5 gives for it. A report the broker refuses (it does not fit the profile) is
+ * acknowledged with 0x83 and the problem, where 3.1.1 can only acknowledge it.
  */
 import { Duplex } from 'node:stream';
 import mqttPacket, { type Packet } from 'mqtt-packet';
@@ -30,6 +30,7 @@ export const REASON = {
   badAuthenticationMethod: 0x8c,
   implementationSpecificError: 0x83,
   topicAliasInvalid: 0x94,
+  sharedSubscriptionsNotSupported: 0x9e,
   subscriptionIdentifiersNotSupported: 0xa1,
   disconnectWithWill: 0x04,
 } as const;
@@ -68,36 +69,60 @@ export function connectProtocolLevel(bytes: Uint8Array): number | null | undefin
   return level < bytes.length ? bytes[level]! : undefined;
 }
 
-/** What the edge does with one packet of the device: on to the broker, back to the device, and whether the connection ends. */
+/** What the edge does with one packet: what goes on to the broker and to the device, and whether the connection ends. */
 export interface Translated {
   toBroker: Packet[];
   toDevice: Packet[];
   close?: boolean;
+  /** Set when the session's fate changed: true when it ends with the connection, as aedes' clean session does. */
+  sessionEnds?: boolean;
 }
 
+type PublishPacket = Extract<Packet, { cmd: 'publish' }>;
+
 /**
- * One MQTT 5 connection's translation, both ways. Pure: packets in, packets out. It remembers what
- * the other direction needs: how many topics each UNSUBSCRIBE named (an MQTT 5 UNSUBACK has a code
- * for each) and whether the CONNACK was a success (only then may the edge send a DISCONNECT).
+ * One MQTT 5 connection's translation, both ways. Pure: packets in, packets out. It keeps what MQTT 5
+ * asks of a server that 3.1.1 has no word for:
+ * - the device's Receive Maximum: QoS 1 and 2 publishes beyond it wait here until one is acknowledged;
+ * - its Maximum Packet Size: a reason string that would pass it is left out, and a publish that
+ *   would pass it is not sent (acknowledged to aedes here, as MQTT 5 has it discarded);
+ * - QoS 2 flows that end early (the device's PUBREC of 0x80 or more, a refused publish, a discarded
+ *   one): the PUBREL and PUBCOMP that 3.1.1 still exchanges are answered here;
+ * - how many topics each UNSUBSCRIBE named (an UNSUBACK has a code for each), which SUBSCRIBE topics
+ *   were shared ones, and whether the CONNACK was a success (only then may a DISCONNECT be sent).
  */
 export class Mqtt5Translation {
   readonly #unsubscribed = new Map<number, number>();
-  /** The problem of each QoS 1 publish the broker refused, by packet id, until its PUBACK goes out. */
+  /** Per SUBSCRIBE, which of its topics were `$share/…`, refused with 0x9E rather than 0x87. */
+  readonly #shared = new Map<number, boolean[]>();
+  /** The problem of each publish of the device that the broker refused, by packet id, until its PUBACK or PUBREC goes out. */
   readonly #refused = new Map<number, string>();
+  /** Publishes to the device acknowledged by neither side yet, by packet id (its Receive Maximum counts them). */
+  readonly #inFlight = new Set<number>();
+  /** Publishes to the device waiting for room under its Receive Maximum. */
+  readonly #queued: PublishPacket[] = [];
+  /** QoS 2 flows to the device that ended early: aedes' PUBREL for them is answered here. */
+  readonly #endedToDevice = new Set<number>();
+  /** QoS 2 flows of the device refused with a PUBREC of 0x83: aedes' PUBCOMP for them is dropped here. */
+  readonly #endedFromDevice = new Set<number>();
+  #connectSeen = false;
   #connected = false;
-  /** Whether the device lets a PUBACK carry a reason string (MQTT 5, 3.1.2.11.7). */
+  #receiveMaximum = 65_535;
+  #maximumPacketSize: number | undefined;
+  /** Whether the device lets an acknowledgement carry a reason string (MQTT 5, 3.1.2.11.7). */
   #problemsWanted = true;
+  #sessionEnds = true;
   /** Why the broker is about to end the connection, for the DISCONNECT that tells the device. */
   #leaving: Packet | null = null;
-  /**
-   * How packets to the device are written: within the packet size it asked for, mqtt-packet leaves
-   * out a reason string that would pass it (MQTT 5, 3.1.2.11.4).
-   */
-  toDeviceOptions: { protocolVersion: 5; properties?: { maximumPacketSize: number } } = V5;
 
   constructor(private readonly maximumPacketSize: number) {}
 
-  /** The broker refused the device's QoS 1 publish `messageId`: its PUBACK says so (0x83) and why. */
+  /** Whether publishes to the device are waiting under its Receive Maximum (the edge then holds aedes back). */
+  get holding(): boolean {
+    return this.#queued.length > 0;
+  }
+
+  /** The broker refused the device's publish `messageId`: its PUBACK or PUBREC says so (0x83) and why. */
   refuse(messageId: number, problem: string): void {
     this.#refused.set(messageId, problem);
   }
@@ -111,42 +136,31 @@ export class Mqtt5Translation {
   farewell(): Packet | null {
     const packet = this.#connected ? this.#leaving : null;
     this.#leaving = null;
-    return packet;
+    return packet && this.#fit(packet);
   }
 
   /** A packet of the device (MQTT 5), as the broker takes it (3.1.1). */
   fromDevice(packet: Packet): Translated {
     switch (packet.cmd) {
-      case 'connect': {
-        const properties = packet.properties ?? {};
-        if (properties.authenticationMethod !== undefined) return this.#refuseConnect(REASON.badAuthenticationMethod);
-        this.#problemsWanted = properties.requestProblemInformation !== false;
-        if (properties.maximumPacketSize) this.toDeviceOptions = { protocolVersion: 5, properties: { maximumPacketSize: properties.maximumPacketSize } };
-        const { will } = packet;
-        return pass({
-          cmd: 'connect',
-          protocolId: 'MQTT',
-          protocolVersion: 4,
-          // 3.1.1 keeps a session after the connection only when it is not clean; MQTT 5 when it has an expiry.
-          clean: packet.clean !== false || !((properties.sessionExpiryInterval ?? 0) > 0),
-          clientId: packet.clientId,
-          keepalive: packet.keepalive,
-          // 3.1.1 has no password without a user name; the broker refuses such a device either way.
-          ...(packet.username !== undefined ? { username: packet.username, password: packet.password } : {}),
-          ...(will ? { will: { topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain } } : {}),
-        });
-      }
+      case 'connect':
+        return this.#connect(packet);
       case 'publish':
         if (packet.properties?.topicAlias !== undefined) return this.#disconnect(REASON.topicAliasInvalid);
         return pass({ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId });
       case 'puback':
-      case 'pubrec':
-      case 'pubrel':
       case 'pubcomp':
-        return pass({ cmd: packet.cmd, messageId: packet.messageId });
+        return { toBroker: [{ cmd: packet.cmd, messageId: packet.messageId }], toDevice: this.#acknowledged(packet.messageId!) };
+      case 'pubrec':
+        // 0x80 or more ends the flow at the device (MQTT 5, 4.3.3): aedes' PUBREL is answered here.
+        if ((packet.reasonCode ?? 0) < 0x80) return pass({ cmd: 'pubrec', messageId: packet.messageId });
+        this.#endedToDevice.add(packet.messageId!);
+        return { toBroker: [{ cmd: 'pubrec', messageId: packet.messageId }], toDevice: this.#acknowledged(packet.messageId!) };
+      case 'pubrel':
+        return pass({ cmd: 'pubrel', messageId: packet.messageId });
       case 'subscribe':
         if (packet.subscriptions.length === 0) return this.#disconnect(REASON.protocolError);
         if (packet.properties?.subscriptionIdentifier !== undefined) return this.#disconnect(REASON.subscriptionIdentifiersNotSupported);
+        this.#shared.set(packet.messageId!, packet.subscriptions.map(({ topic }) => topic.startsWith('$share/')));
         return pass({ cmd: 'subscribe', messageId: packet.messageId, subscriptions: packet.subscriptions.map(({ topic, qos }) => ({ topic, qos })) });
       case 'unsubscribe':
         if (packet.unsubscriptions.length === 0) return this.#disconnect(REASON.protocolError);
@@ -154,10 +168,14 @@ export class Mqtt5Translation {
         return pass({ cmd: 'unsubscribe', messageId: packet.messageId, unsubscriptions: packet.unsubscriptions });
       case 'pingreq':
         return pass({ cmd: 'pingreq' });
-      case 'disconnect':
-        // "Disconnect with Will Message": the connection ends as if dropped, which is when aedes sends the will.
-        if (packet.reasonCode === REASON.disconnectWithWill) return { toBroker: [], toDevice: [], close: true };
-        return pass({ cmd: 'disconnect' });
+      case 'disconnect': {
+        // Only a normal disconnection (0x00) withholds the will (MQTT 5, 3.1.2.5): any other ends the
+        // connection as if dropped, which is when aedes sends it.
+        if ((packet.reasonCode ?? 0) !== 0) return { toBroker: [], toDevice: [], close: true };
+        const expiry = packet.properties?.sessionExpiryInterval;
+        if (expiry !== undefined) this.#sessionEnds = expiry === 0;
+        return { toBroker: [{ cmd: 'disconnect' }], toDevice: [], ...(expiry !== undefined ? { sessionEnds: this.#sessionEnds } : {}) };
+      }
       default:
         // AUTH (no method was agreed on) and what only a server sends.
         return this.#disconnect(REASON.protocolError);
@@ -165,37 +183,116 @@ export class Mqtt5Translation {
   }
 
   /** A packet of the broker (3.1.1), as the device takes it (MQTT 5). */
-  fromBroker(packet: Packet): Packet[] {
+  fromBroker(packet: Packet): Translated {
     switch (packet.cmd) {
       case 'connack': {
         const reasonCode = CONNACK_REASONS[packet.returnCode ?? 0] ?? REASON.unspecified;
         this.#connected = reasonCode === REASON.success;
         const properties = this.#connected ? { maximumPacketSize: this.maximumPacketSize, subscriptionIdentifiersAvailable: false, sharedSubscriptionAvailable: false } : undefined;
-        return [{ cmd: 'connack', sessionPresent: packet.sessionPresent, reasonCode, ...(properties ? { properties } : {}) }];
+        const connack = this.#fit({ cmd: 'connack', sessionPresent: packet.sessionPresent, reasonCode, ...(properties ? { properties } : {}) });
+        // aedes took the session as 3.1.1 has it; from now on it ends when MQTT 5 says (see #connect).
+        return { toBroker: [], toDevice: connack ? [connack] : [], ...(this.#connected ? { sessionEnds: this.#sessionEnds } : {}) };
       }
-      case 'publish':
-        return [{ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId }];
-      case 'puback': {
+      case 'publish': {
+        const publish: PublishPacket = { cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId };
+        if (publish.qos > 0 && this.#inFlight.size >= this.#receiveMaximum) {
+          this.#queued.push(publish);
+          return { toBroker: [], toDevice: [] };
+        }
+        return this.#send(publish);
+      }
+      case 'puback':
+      case 'pubrec': {
         const problem = this.#refused.get(packet.messageId!);
-        if (problem === undefined) return [{ cmd: 'puback', messageId: packet.messageId, reasonCode: REASON.success }];
+        if (problem === undefined) return toDevice({ cmd: packet.cmd, messageId: packet.messageId, reasonCode: REASON.success });
         this.#refused.delete(packet.messageId!);
-        const properties = this.#problemsWanted ? { properties: { reasonString: problem } } : {};
-        return [{ cmd: 'puback', messageId: packet.messageId, reasonCode: REASON.implementationSpecificError, ...properties }];
+        const refusal = this.#fit({ cmd: packet.cmd, messageId: packet.messageId, reasonCode: REASON.implementationSpecificError, ...(this.#problemsWanted ? { properties: { reasonString: problem } } : {}) });
+        if (packet.cmd === 'puback') return { toBroker: [], toDevice: refusal ? [refusal] : [] };
+        // A PUBREC of 0x83 ends the device's QoS 2 flow: aedes is sent the PUBREL it will not send.
+        this.#endedFromDevice.add(packet.messageId!);
+        return { toBroker: [{ cmd: 'pubrel', messageId: packet.messageId }], toDevice: refusal ? [refusal] : [] };
       }
-      case 'pubrec':
       case 'pubrel':
+        if (!this.#endedToDevice.delete(packet.messageId!)) return toDevice({ cmd: 'pubrel', messageId: packet.messageId, reasonCode: REASON.success });
+        return { toBroker: [{ cmd: 'pubcomp', messageId: packet.messageId }], toDevice: [] };
       case 'pubcomp':
-        return [{ cmd: packet.cmd, messageId: packet.messageId, reasonCode: REASON.success }];
-      case 'suback':
-        return [{ cmd: 'suback', messageId: packet.messageId!, granted: packet.granted.map((code) => (code === SUBACK_FAILURE ? REASON.notAuthorized : code)) }];
+        if (this.#endedFromDevice.delete(packet.messageId!)) return { toBroker: [], toDevice: [] };
+        return toDevice({ cmd: 'pubcomp', messageId: packet.messageId, reasonCode: REASON.success });
+      case 'suback': {
+        const shared = this.#shared.get(packet.messageId!) ?? [];
+        this.#shared.delete(packet.messageId!);
+        const granted = packet.granted.map((code, i) => (code !== SUBACK_FAILURE ? code : shared[i] ? REASON.sharedSubscriptionsNotSupported : REASON.notAuthorized));
+        return toDevice({ cmd: 'suback', messageId: packet.messageId!, granted });
+      }
       case 'unsuback': {
         const count = this.#unsubscribed.get(packet.messageId!) ?? 1;
         this.#unsubscribed.delete(packet.messageId!);
-        return [{ cmd: 'unsuback', messageId: packet.messageId!, granted: new Array<number>(count).fill(REASON.success) }];
+        return toDevice({ cmd: 'unsuback', messageId: packet.messageId!, granted: new Array<number>(count).fill(REASON.success) });
       }
       default:
-        return [packet];
+        return toDevice(packet);
     }
+  }
+
+  #connect(packet: Extract<Packet, { cmd: 'connect' }>): Translated {
+    // A second CONNECT is a protocol error (MQTT 5, 3.1.0-2), and must not bring a second CONNACK.
+    if (this.#connectSeen) return this.#disconnect(REASON.protocolError);
+    this.#connectSeen = true;
+    const properties = packet.properties ?? {};
+    if (properties.authenticationMethod !== undefined) return this.#refuseConnect(REASON.badAuthenticationMethod);
+    this.#problemsWanted = properties.requestProblemInformation !== false;
+    this.#receiveMaximum = properties.receiveMaximum ?? 65_535;
+    this.#maximumPacketSize = properties.maximumPacketSize;
+    this.#sessionEnds = !((properties.sessionExpiryInterval ?? 0) > 0);
+    const { will } = packet;
+    return pass({
+      cmd: 'connect',
+      protocolId: 'MQTT',
+      protocolVersion: 4,
+      // Clean start as 3.1.1's clean session, so that a kept session is taken up; whether it ends with
+      // this connection (no expiry) is set once aedes has taken it up (sessionEnds on the CONNACK).
+      clean: packet.clean !== false,
+      clientId: packet.clientId,
+      keepalive: packet.keepalive,
+      // 3.1.1 has no password without a user name; the broker refuses such a device either way.
+      ...(packet.username !== undefined ? { username: packet.username, password: packet.password } : {}),
+      ...(will ? { will: { topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain } } : {}),
+    });
+  }
+
+  /** A publish to the device: sent and counted in flight, or, past its Maximum Packet Size, acknowledged to aedes here instead. */
+  #send(publish: PublishPacket): Translated {
+    const fitted = this.#fit(publish);
+    if (fitted) {
+      if (publish.qos > 0) this.#inFlight.add(publish.messageId!);
+      return { toBroker: [], toDevice: [fitted] };
+    }
+    if (publish.qos === 0) return { toBroker: [], toDevice: [] };
+    if (publish.qos === 2) this.#endedToDevice.add(publish.messageId!);
+    return { toBroker: [{ cmd: publish.qos === 1 ? 'puback' : 'pubrec', messageId: publish.messageId }], toDevice: [] };
+  }
+
+  /** The device acknowledged publish `messageId`: what waited under its Receive Maximum may go. */
+  #acknowledged(messageId: number): Packet[] {
+    this.#inFlight.delete(messageId);
+    const sent: Packet[] = [];
+    while (this.#queued.length && this.#inFlight.size < this.#receiveMaximum) {
+      const next = this.#send(this.#queued.shift()!);
+      sent.push(...next.toDevice);
+    }
+    return sent;
+  }
+
+  /**
+   * The packet as the device can take it (MQTT 5, 3.1.2.11.4): whole when within its Maximum Packet
+   * Size, without its properties (a reason string) when that is enough, else null (not sent).
+   */
+  #fit(packet: Packet): Packet | null {
+    const limit = this.#maximumPacketSize;
+    if (limit === undefined || mqttPacket.generate(packet, V5).length <= limit) return packet;
+    if (packet.cmd === 'publish' || !('properties' in packet) || !packet.properties) return null;
+    const bare = { ...packet, properties: undefined } as Packet;
+    return mqttPacket.generate(bare, V5).length <= limit ? bare : null;
   }
 
   #refuseConnect(reasonCode: number): Translated {
@@ -204,7 +301,8 @@ export class Mqtt5Translation {
 
   /** MQTT 5 lets the server send a DISCONNECT only after a successful CONNACK; before it, the connection just ends. */
   #disconnect(reasonCode: number): Translated {
-    return { toBroker: [], toDevice: this.#connected ? [{ cmd: 'disconnect', reasonCode }] : [], close: true };
+    const disconnect = this.#connected ? this.#fit({ cmd: 'disconnect', reasonCode }) : null;
+    return { toBroker: [], toDevice: disconnect ? [disconnect] : [], close: true };
   }
 }
 
@@ -212,14 +310,18 @@ function pass(packet: Packet): Translated {
   return { toBroker: [packet], toDevice: [] };
 }
 
+function toDevice(packet: Packet): Translated {
+  return { toBroker: [], toDevice: [packet] };
+}
+
 /** The translation of each MQTT 5 connection, by the stream aedes holds for it (its client's `conn`). */
 const translations = new WeakMap<object, Mqtt5Translation>();
 
 /**
- * Tells an MQTT 5 device, in its PUBACK, that its QoS 1 publish `messageId` was refused and why;
- * nothing for a 3.1.1 device, whose PUBACK cannot say it.
+ * Tells an MQTT 5 device, in its PUBACK or PUBREC, that its publish `messageId` was refused and why;
+ * nothing for a 3.1.1 device, whose acknowledgement cannot say it.
  */
-export function refuseInPuback(stream: object, messageId: number, problem: string): void {
+export function refuseInAck(stream: object, messageId: number, problem: string): void {
   translations.get(stream)?.refuse(messageId, problem);
 }
 
@@ -234,35 +336,55 @@ export function disconnectWith(stream: object, reasonCode: number, reasonString:
 /** How long a device told to go has to close its side before it is cut off. */
 const FAREWELL_MS = 1000;
 
+/** What the broker does with an MQTT 5 connection's session, told by the edge. */
+export interface SessionHandling {
+  /** true: the session ends with the connection (aedes' clean session); false: it is kept. */
+  sessionEnds(ends: boolean): void;
+}
+
 /**
  * The device's stream as aedes gets it: as it came for 3.1.1, translated for MQTT 5 (decided by the
- * first CONNECT). Ends the device's stream on a malformed MQTT 5 packet or a refusal.
+ * first CONNECT). aedes is held back, as a socket would hold it, while the device has not taken
+ * what was written to it or has no room under its Receive Maximum. Ends the device's stream on a
+ * malformed MQTT 5 packet or a refusal.
  */
-export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex {
+export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session: SessionHandling): Duplex {
   let mode: 'detect' | 'as-is' | 'mqtt5' = 'detect';
-  let head = Buffer.alloc(0);
+  let head: Buffer | null = Buffer.alloc(0);
   const translation = new Mqtt5Translation(maximumPacketSize);
   const fromDevice = mqttPacket.parser(V5);
   const fromBroker = mqttPacket.parser(V4);
-  const toDevice = (packet: Packet) => device.write(mqttPacket.generate(packet, translation.toDeviceOptions));
+  /** aedes' write waiting for the device to take what was written, or for room under its Receive Maximum. */
+  let held: (() => void) | null = null;
+  let deviceFull = false;
+  const release = () => {
+    if (!held || deviceFull || translation.holding) return;
+    const callback = held;
+    held = null;
+    callback();
+  };
+  const toDevice = (packet: Packet) => {
+    if (!device.write(mqttPacket.generate(packet, V5))) deviceFull = true;
+  };
+  const fromAedes = (bytes: Buffer, callback: () => void) => {
+    held = callback;
+    fromBroker.parse(bytes);
+    release();
+  };
   const edge = new Duplex({
     allowHalfOpen: false,
     read() {
       device.resume();
     },
     write(chunk: Buffer, _encoding, callback) {
-      if (mode === 'mqtt5') {
-        fromBroker.parse(chunk);
-        callback();
-      } else device.write(chunk, callback);
+      if (mode === 'mqtt5') fromAedes(chunk, callback);
+      else device.write(chunk, callback);
     },
     // mqtt-packet writes a packet in pieces within one cork: they stay one write to the socket.
     writev(chunks: { chunk: Buffer }[], callback) {
       const bytes = Buffer.concat(chunks.map(({ chunk }) => chunk));
-      if (mode === 'mqtt5') {
-        fromBroker.parse(bytes);
-        callback();
-      } else device.write(bytes, callback);
+      if (mode === 'mqtt5') fromAedes(bytes, callback);
+      else device.write(bytes, callback);
     },
     final(callback) {
       device.end(callback);
@@ -270,30 +392,38 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
     destroy(error, callback) {
       const farewell = translation.farewell();
       if (farewell && device.writable) {
-        device.end(mqttPacket.generate(farewell, translation.toDeviceOptions));
+        device.end(mqttPacket.generate(farewell, V5));
         setTimeout(() => device.destroy(), FAREWELL_MS).unref();
       } else device.destroy();
       callback(error);
     },
   });
+  device.on('drain', () => {
+    deviceFull = false;
+    release();
+  });
   const toBroker = (bytes: Buffer) => {
     // The device waits while aedes has not read what it has.
     if (!edge.push(bytes)) device.pause();
   };
-  // A packet the parser took that 3.1.1 cannot say (an empty topic without an alias, say) throws
-  // when generated: the connection ends, as for a malformed packet, and the process goes on.
+  const apply = ({ toBroker: forward, toDevice: answer, close, sessionEnds }: Translated) => {
+    for (const p of forward) toBroker(mqttPacket.generate(p, V4));
+    for (const p of answer) toDevice(p);
+    if (sessionEnds !== undefined) session.sessionEnds(sessionEnds);
+    return close;
+  };
+  // A packet the parser took that 3.1.1 cannot say throws when generated: the connection ends, as for
+  // a malformed packet, and the process goes on.
   let closing = false;
   fromDevice.on('packet', (packet: Packet) => {
     // What came after the packet that ended the connection, in the same bytes, is not the broker's.
     if (closing) return;
     try {
-      const { toBroker: forward, toDevice: answer, close } = translation.fromDevice(packet);
-      for (const p of forward) toBroker(mqttPacket.generate(p, V4));
-      for (const p of answer) toDevice(p);
-      if (close) {
+      if (apply(translation.fromDevice(packet))) {
         closing = true;
         device.end(() => edge.destroy());
       }
+      release();
     } catch {
       closing = true;
       edge.destroy();
@@ -302,7 +432,7 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
   fromDevice.on('error', () => edge.destroy());
   fromBroker.on('packet', (packet: Packet) => {
     try {
-      for (const p of translation.fromBroker(packet)) toDevice(p);
+      apply(translation.fromBroker(packet));
     } catch (error) {
       edge.destroy(error as Error);
     }
@@ -311,15 +441,17 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number): Duplex
   device.on('data', (chunk: Buffer) => {
     if (mode === 'as-is') return toBroker(chunk);
     if (mode === 'mqtt5') return void fromDevice.parse(chunk);
-    head = Buffer.concat([head, chunk]);
-    const level = connectProtocolLevel(head);
-    if (level === undefined) return;
-    mode = level === 5 ? 'mqtt5' : 'as-is';
-    if (mode === 'mqtt5') {
-      translations.set(edge, translation);
-      fromDevice.parse(head);
+    const bytes: Buffer = Buffer.concat([head!, chunk]);
+    const level = connectProtocolLevel(bytes);
+    if (level === undefined) {
+      head = bytes;
+      return;
     }
-    else toBroker(head);
+    head = null;
+    mode = level === 5 ? 'mqtt5' : 'as-is';
+    if (mode === 'as-is') return toBroker(bytes);
+    translations.set(edge, translation);
+    fromDevice.parse(bytes);
   });
   device.on('end', () => edge.push(null));
   device.on('error', (error) => edge.destroy(error));

@@ -1,14 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createConnection } from 'node:net';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Aedes } from 'aedes';
 import fc from 'fast-check';
 import { connect, connectAsync, type IConnackPacket, type IDisconnectPacket } from 'mqtt';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import { MAX_PACKET_BYTES } from '../../src/gateway/broker.js';
-import { connectProtocolLevel, Mqtt5Translation, REASON } from '../../src/gateway/mqtt5.js';
+import { connectProtocolLevel, Mqtt5Translation, REASON, speakingMqtt5 } from '../../src/gateway/mqtt5.js';
+import { limitPacketSize } from '../../src/gateway/packet-guard.js';
 import { startCloud, type Cloud, type RealDevice } from './fixture.js';
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
@@ -36,14 +38,30 @@ describe('connectProtocolLevel: the version a connection speaks, from its first 
 describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
   const connect = (clean: boolean, properties: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Packet =>
     ({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: 'd', clean, keepalive: 30, properties, ...extra }) as Packet;
+  const CONNACK: Packet = { cmd: 'connack', returnCode: 0, sessionPresent: false };
+  const publish = (messageId: number, qos: 1 | 2 = 1, payload = '{}'): Packet => ({ cmd: 'publish', topic: 'appliance/d/command', payload: Buffer.from(payload), qos, retain: false, dup: false, messageId });
+  /** A translation past a successful CONNACK, of a device that connected with `properties`. */
+  const connected = (properties: Record<string, unknown> = {}) => {
+    const translation = new Mqtt5Translation(1000);
+    translation.fromDevice(connect(true, properties));
+    translation.fromBroker(CONNACK);
+    return translation;
+  };
 
-  it('keeps a session after the connection only when MQTT 5 would: not a clean start, and an expiry', () => {
-    const clean = (packet: Packet) => (new Mqtt5Translation(1000).fromDevice(packet).toBroker[0] as { clean: boolean }).clean;
-    expect(clean(connect(true))).toBe(true);
-    expect(clean(connect(false))).toBe(true);
-    expect(clean(connect(false, { sessionExpiryInterval: 0 }))).toBe(true);
-    expect(clean(connect(false, { sessionExpiryInterval: 3600 }))).toBe(false);
-    expect(clean(connect(true, { sessionExpiryInterval: 3600 }))).toBe(true);
+  it('takes a kept session up on a clean start of 0, and has it end with the connection unless it has an expiry', () => {
+    const session = (packet: Packet) => {
+      const translation = new Mqtt5Translation(1000);
+      const { clean } = translation.fromDevice(packet).toBroker[0] as { clean: boolean };
+      return { clean, endsWithConnection: translation.fromBroker(CONNACK).sessionEnds };
+    };
+    expect(session(connect(true))).toEqual({ clean: true, endsWithConnection: true });
+    expect(session(connect(false))).toEqual({ clean: false, endsWithConnection: true });
+    expect(session(connect(false, { sessionExpiryInterval: 0 }))).toEqual({ clean: false, endsWithConnection: true });
+    expect(session(connect(false, { sessionExpiryInterval: 3600 }))).toEqual({ clean: false, endsWithConnection: false });
+    expect(session(connect(true, { sessionExpiryInterval: 3600 }))).toEqual({ clean: true, endsWithConnection: false });
+    // The expiry a normal DISCONNECT sets is the session's last word (MQTT 5, 3.14.2.2.2).
+    const translation = connected({ sessionExpiryInterval: 3600 });
+    expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 0 } })).toEqual({ toBroker: [{ cmd: 'disconnect' }], toDevice: [], sessionEnds: true });
   });
 
   it('passes the credentials and the will, without what 3.1.1 cannot carry', () => {
@@ -58,12 +76,13 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     expect(alone).not.toHaveProperty('password');
   });
 
-  it('refuses enhanced authentication in the CONNACK (0x8C), before the broker sees the device', () => {
+  it('refuses enhanced authentication in the CONNACK (0x8C), before the broker sees the device, and a second CONNECT as a protocol error', () => {
     expect(new Mqtt5Translation(1000).fromDevice(connect(true, { authenticationMethod: 'SCRAM-SHA-1' }))).toEqual({
       toBroker: [],
       toDevice: [{ cmd: 'connack', sessionPresent: false, reasonCode: REASON.badAuthenticationMethod }],
       close: true,
     });
+    expect(connected().fromDevice(connect(true, { authenticationMethod: 'SCRAM-SHA-1' }))).toEqual({ toBroker: [], toDevice: [{ cmd: 'disconnect', reasonCode: REASON.protocolError }], close: true });
   });
 
   it.each([
@@ -74,26 +93,28 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     [4, REASON.badUserNameOrPassword],
     [5, REASON.notAuthorized],
   ])('says CONNACK return code %i as reason code %i, with what the broker takes only on success', (returnCode, reasonCode) => {
-    const [connack] = new Mqtt5Translation(1000).fromBroker({ cmd: 'connack', returnCode, sessionPresent: false });
+    const [connack] = new Mqtt5Translation(1000).fromBroker({ cmd: 'connack', returnCode, sessionPresent: false }).toDevice;
     expect(connack).toMatchObject({ cmd: 'connack', reasonCode });
     expect((connack as IConnackPacket).properties).toEqual(
       reasonCode === 0 ? { maximumPacketSize: 1000, subscriptionIdentifiersAvailable: false, sharedSubscriptionAvailable: false } : undefined,
     );
   });
 
-  it('says a refused subscription is not authorized (0x87), and answers an UNSUBSCRIBE with a code per topic', () => {
-    const translation = new Mqtt5Translation(1000);
-    expect(translation.fromBroker({ cmd: 'suback', messageId: 3, granted: [1, 0x80, 0] })).toEqual([{ cmd: 'suback', messageId: 3, granted: [1, 0x87, 0] }]);
+  it('says a refused subscription is not authorized (0x87), a shared one not supported (0x9E), and answers an UNSUBSCRIBE with a code per topic', () => {
+    const translation = connected();
+    translation.fromDevice({ cmd: 'subscribe', messageId: 3, subscriptions: [{ topic: 'a', qos: 1 }, { topic: 'b', qos: 1 }, { topic: '$share/g/c', qos: 0 }] });
+    expect(translation.fromBroker({ cmd: 'suback', messageId: 3, granted: [1, 0x80, 0x80] }).toDevice).toEqual([{ cmd: 'suback', messageId: 3, granted: [1, 0x87, 0x9e] }]);
     translation.fromDevice({ cmd: 'unsubscribe', messageId: 4, unsubscriptions: ['a', 'b'], properties: {} } as Packet);
-    expect(translation.fromBroker({ cmd: 'unsuback', messageId: 4 } as Packet)).toEqual([{ cmd: 'unsuback', messageId: 4, granted: [0, 0] }]);
+    expect(translation.fromBroker({ cmd: 'unsuback', messageId: 4 } as Packet).toDevice).toEqual([{ cmd: 'unsuback', messageId: 4, granted: [0, 0] }]);
   });
 
   it('disconnects a device that uses a topic alias or a subscription identifier, which the CONNACK said it may not, or subscribes to nothing', () => {
     const translation = new Mqtt5Translation(1000);
+    translation.fromDevice(connect(true));
     // Before a successful CONNACK, MQTT 5 lets the server only close the connection.
     const early = translation.fromDevice({ cmd: 'publish', topic: 't', payload: Buffer.from('{}'), qos: 0, retain: false, dup: false, properties: { topicAlias: 1 } });
     expect(early).toEqual({ toBroker: [], toDevice: [], close: true });
-    translation.fromBroker({ cmd: 'connack', returnCode: 0, sessionPresent: false });
+    translation.fromBroker(CONNACK);
     const alias = translation.fromDevice({ cmd: 'publish', topic: 't', payload: Buffer.from('{}'), qos: 0, retain: false, dup: false, properties: { topicAlias: 1 } });
     expect(alias).toEqual({ toBroker: [], toDevice: [{ cmd: 'disconnect', reasonCode: REASON.topicAliasInvalid }], close: true });
     const identified = translation.fromDevice({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 't', qos: 1 }], properties: { subscriptionIdentifier: 7 } });
@@ -104,36 +125,69 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
   });
 
   it('says in the PUBACK of a refused publish that it was refused (0x83) and why, when the device wants problems told', () => {
-    const told = new Mqtt5Translation(1000);
-    told.fromDevice(connect(true));
+    const told = connected();
     told.refuse(7, 'targetHumidity must be between 30 and 70 in steps of 5; got 56');
-    expect(told.fromBroker({ cmd: 'puback', messageId: 7 })).toEqual([
+    expect(told.fromBroker({ cmd: 'puback', messageId: 7 }).toDevice).toEqual([
       { cmd: 'puback', messageId: 7, reasonCode: REASON.implementationSpecificError, properties: { reasonString: 'targetHumidity must be between 30 and 70 in steps of 5; got 56' } },
     ]);
     // The packet id is free again: its next use is another publish.
-    expect(told.fromBroker({ cmd: 'puback', messageId: 7 })).toEqual([{ cmd: 'puback', messageId: 7, reasonCode: REASON.success }]);
+    expect(told.fromBroker({ cmd: 'puback', messageId: 7 }).toDevice).toEqual([{ cmd: 'puback', messageId: 7, reasonCode: REASON.success }]);
 
-    const untold = new Mqtt5Translation(1000);
-    untold.fromDevice(connect(true, { requestProblemInformation: false }));
+    const untold = connected({ requestProblemInformation: false });
     untold.refuse(8, 'no');
-    expect(untold.fromBroker({ cmd: 'puback', messageId: 8 })).toEqual([{ cmd: 'puback', messageId: 8, reasonCode: REASON.implementationSpecificError }]);
+    expect(untold.fromBroker({ cmd: 'puback', messageId: 8 }).toDevice).toEqual([{ cmd: 'puback', messageId: 8, reasonCode: REASON.implementationSpecificError }]);
+  });
+
+  it("ends a refused QoS 2 publish with a PUBREC of 0x83, and completes aedes' side of the flow itself", () => {
+    const translation = connected();
+    translation.refuse(9, 'no');
+    expect(translation.fromBroker({ cmd: 'pubrec', messageId: 9 })).toEqual({
+      toBroker: [{ cmd: 'pubrel', messageId: 9 }],
+      toDevice: [{ cmd: 'pubrec', messageId: 9, reasonCode: REASON.implementationSpecificError, properties: { reasonString: 'no' } }],
+    });
+    expect(translation.fromBroker({ cmd: 'pubcomp', messageId: 9 })).toEqual({ toBroker: [], toDevice: [] });
+  });
+
+  it("keeps to the device's Receive Maximum: publishes past it wait for an acknowledgement", () => {
+    const translation = connected({ receiveMaximum: 1 });
+    expect(translation.fromBroker(publish(1)).toDevice).toHaveLength(1);
+    expect(translation.fromBroker(publish(2)).toDevice).toEqual([]);
+    expect(translation.holding).toBe(true);
+    expect(translation.fromDevice({ cmd: 'puback', messageId: 1, reasonCode: 0 })).toEqual({ toBroker: [{ cmd: 'puback', messageId: 1 }], toDevice: [publish(2)] });
+    expect(translation.holding).toBe(false);
+  });
+
+  it("answers aedes' PUBREL itself for a QoS 2 flow the device ended with a PUBREC of 0x80 or more", () => {
+    const translation = connected();
+    translation.fromBroker(publish(5, 2));
+    expect(translation.fromDevice({ cmd: 'pubrec', messageId: 5, reasonCode: 0x80 })).toEqual({ toBroker: [{ cmd: 'pubrec', messageId: 5 }], toDevice: [] });
+    expect(translation.fromBroker({ cmd: 'pubrel', messageId: 5 })).toEqual({ toBroker: [{ cmd: 'pubcomp', messageId: 5 }], toDevice: [] });
+  });
+
+  it("keeps to the device's Maximum Packet Size: a reason string is left out, a publish is not sent and is acknowledged to aedes", () => {
+    const translation = connected({ maximumPacketSize: 40 });
+    translation.refuse(3, 'a problem far too long to fit in forty bytes of packet');
+    expect(translation.fromBroker({ cmd: 'puback', messageId: 3 }).toDevice).toEqual([{ cmd: 'puback', messageId: 3, reasonCode: REASON.implementationSpecificError, properties: undefined }]);
+    expect(translation.fromBroker(publish(4, 1, 'x'.repeat(100)))).toEqual({ toBroker: [{ cmd: 'puback', messageId: 4 }], toDevice: [] });
+    expect(translation.fromBroker(publish(6, 2, 'x'.repeat(100)))).toEqual({ toBroker: [{ cmd: 'pubrec', messageId: 6 }], toDevice: [] });
+    expect(translation.fromBroker({ cmd: 'pubrel', messageId: 6 })).toEqual({ toBroker: [{ cmd: 'pubcomp', messageId: 6 }], toDevice: [] });
+    expect(translation.fromBroker(publish(7, 1, 'small')).toDevice).toHaveLength(1);
   });
 
   it('tells the device why the broker ends its connection, once, and only after a successful CONNACK', () => {
     const translation = new Mqtt5Translation(1000);
     translation.leaveWith(REASON.notAuthorized, 'not authorized to publish to x');
     expect(translation.farewell()).toBeNull();
-    translation.fromBroker({ cmd: 'connack', returnCode: 0, sessionPresent: false });
+    translation.fromBroker(CONNACK);
     expect(translation.farewell()).toBeNull();
     translation.leaveWith(REASON.notAuthorized, 'not authorized to publish to x');
     expect(translation.farewell()).toEqual({ cmd: 'disconnect', reasonCode: REASON.notAuthorized, properties: { reasonString: 'not authorized to publish to x' } });
     expect(translation.farewell()).toBeNull();
   });
 
-  it('ends the connection without a DISCONNECT to the broker when the device asks for its will (0x04)', () => {
-    const translation = new Mqtt5Translation(1000);
-    expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: REASON.disconnectWithWill })).toEqual({ toBroker: [], toDevice: [], close: true });
-    expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: 0 }).toBroker).toEqual([{ cmd: 'disconnect' }]);
+  it.each([REASON.disconnectWithWill, REASON.unspecified])('ends the connection without a DISCONNECT to the broker, so that the will goes out, on a DISCONNECT of %i', (reasonCode) => {
+    expect(connected().fromDevice({ cmd: 'disconnect', reasonCode })).toEqual({ toBroker: [], toDevice: [], close: true });
+    expect(connected().fromDevice({ cmd: 'disconnect', reasonCode: 0 }).toBroker).toEqual([{ cmd: 'disconnect' }]);
   });
 });
 
@@ -192,7 +246,7 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
   });
 
   /** A device on a bare socket, speaking MQTT 5 packet by packet, with what the broker sends it. */
-  async function bareDevice(device: RealDevice, connectProperties: Record<string, unknown> = {}) {
+  async function bareDevice(device: RealDevice, connectProperties: Record<string, unknown> = {}, clean = true) {
     const socket = createConnection(Number(new URL(cloud.url).port), '127.0.0.1');
     await once(socket, 'connect');
     const received: Packet[] = [];
@@ -202,12 +256,33 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     const closed = once(socket, 'close');
     const send = (packet: Packet) => socket.write(mqttPacket.generate(packet, { protocolVersion: 5 }));
     send({
-      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), clean: true, keepalive: 30,
+      cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), clean, keepalive: 30,
       will: { topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
       properties: connectProperties,
     });
     return { socket, received, closed, send };
   }
+
+  it('keeps a session past its connection only with an expiry, and takes a kept one up on a clean start of 0 (MQTT 5, 3.1.2.4, 3.1.2.11.2)', async () => {
+    const device = await cloud.addDevice();
+    /** Connects, subscribes once, disconnects normally (with `expiry` in the DISCONNECT when given); whether the session was there. */
+    const visit = async (properties: Record<string, unknown>, expiry?: number) => {
+      const { received, closed, send } = await bareDevice(device, properties, false);
+      await waitFor(() => expect(received[0]?.cmd).toBe('connack'));
+      send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: topicOf(device.deviceId, 'command'), qos: 1 }] });
+      await waitFor(() => expect(received.map((p) => p.cmd)).toContain('suback'));
+      send({ cmd: 'disconnect', reasonCode: 0, ...(expiry === undefined ? {} : { properties: { sessionExpiryInterval: expiry } }) });
+      await closed;
+      return (received[0] as IConnackPacket).sessionPresent;
+    };
+    expect(await visit({ sessionExpiryInterval: 3600 })).toBe(false);
+    // No expiry this time: the kept session is taken up, and ends with this connection.
+    expect(await visit({})).toBe(true);
+    expect(await visit({ sessionExpiryInterval: 3600 })).toBe(false);
+    // An expiry of 0 in the DISCONNECT ends it too.
+    expect(await visit({ sessionExpiryInterval: 3600 }, 0)).toBe(true);
+    expect(await visit({ sessionExpiryInterval: 3600 })).toBe(false);
+  });
 
   it('leaves the reason string out of a PUBACK that would pass the packet size the device asked for', async () => {
     const device = await cloud.addDevice();
@@ -352,5 +427,51 @@ describe.skipIf(!MOSQUITTO_CLIENTS)('embedded broker: MQTT 5 with mosquitto_pub 
     expect(code).toBe(0);
     expect(output).toMatch(/received SUBACK/);
     expect(output).toContain('{"online":true}');
+  });
+});
+
+describe('speakingMqtt5 under load: aedes held back by an MQTT 5 device that does not read (DESIGN J)', () => {
+  it.each([4, 5] as const)('holds the publisher back while a subscriber on MQTT %i does not read, and buffers little for it', async (version) => {
+    const aedes = await Aedes.createBroker();
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      aedes.handle(speakingMqtt5(limitPacketSize(socket, MAX_PACKET_BYTES, () => undefined), MAX_PACKET_BYTES, { sessionEnds: () => undefined }));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    const generate = (packet: Packet) => mqttPacket.generate(packet, { protocolVersion: version });
+    try {
+      const subscriber = createConnection(port, '127.0.0.1');
+      await once(subscriber, 'connect');
+      subscriber.write(generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: version, clientId: 'subscriber', clean: true, keepalive: 0 }));
+      subscriber.write(generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 't', qos: 0 }] }));
+      await sleep(200);
+      subscriber.pause();
+      const publisher = createConnection(port, '127.0.0.1');
+      await once(publisher, 'connect');
+      publisher.on('data', () => undefined);
+      publisher.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clientId: 'publisher', clean: true, keepalive: 0 }));
+      const message = mqttPacket.generate({ cmd: 'publish', topic: 't', payload: Buffer.alloc(60_000, 0x61), qos: 0, retain: false, dup: false });
+      // 60 MB offered within 3 s, as fast as the broker reads it.
+      const until = Date.now() + 3000;
+      let sent = 0;
+      while (sent < 1000 && Date.now() < until) {
+        if (publisher.writableLength < 500_000) {
+          publisher.write(message);
+          sent += 1;
+        } else await sleep(2);
+      }
+      // aedes stops reading the publisher while the subscriber has not taken what it was sent (about
+      // 170 messages in, here), where it would buffer all of them for a stream that never pushed back.
+      expect(sent).toBeLessThan(500);
+      expect(sockets[0]!.writableLength).toBeLessThan(2_000_000);
+      subscriber.destroy();
+      publisher.destroy();
+    } finally {
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      server.close();
+    }
   });
 });
