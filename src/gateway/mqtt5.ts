@@ -18,21 +18,21 @@ const V5 = { protocolVersion: 5 } as const;
 /** MQTT 5 reason codes the edge sends (MQTT 5.0, 2.4). */
 export const REASON = {
   success: 0x00,
+  disconnectWithWill: 0x04,
   unspecified: 0x80,
   protocolError: 0x82,
+  implementationSpecificError: 0x83,
   unsupportedProtocolVersion: 0x84,
   clientIdNotValid: 0x85,
   badUserNameOrPassword: 0x86,
   notAuthorized: 0x87,
   serverUnavailable: 0x88,
   serverShuttingDown: 0x8b,
-  sessionTakenOver: 0x8e,
   badAuthenticationMethod: 0x8c,
-  implementationSpecificError: 0x83,
+  sessionTakenOver: 0x8e,
   topicAliasInvalid: 0x94,
   sharedSubscriptionsNotSupported: 0x9e,
   subscriptionIdentifiersNotSupported: 0xa1,
-  disconnectWithWill: 0x04,
 } as const;
 
 /** A 3.1.1 CONNACK return code as MQTT 5 says it. */
