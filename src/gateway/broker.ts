@@ -42,6 +42,14 @@ export const MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
 /** Compared against when the user name is no device, so that a miss costs as long as a wrong secret. */
 const NO_DEVICE_HASH = hashSecret(randomId());
 
+/** What `endSession` uses of aedes' persistence (aedes-persistence's memory one). */
+interface SessionPersistence {
+  cleanSubscriptions(client: Client): Promise<void>;
+  outgoingStream(client: Client): AsyncIterable<PublishPacket>;
+  outgoingClearMessageId(client: Client, packet: PublishPacket): Promise<unknown>;
+  cleanIncoming(client: Client): Promise<void>;
+}
+
 /** Why an older connection of a device ends, or its publish (its will, say) is refused. */
 const TAKEN_OVER = 'a newer connection of the device took its session over';
 
@@ -141,15 +149,15 @@ export class EmbeddedBroker {
 
   /**
    * Hands a connection to aedes, through the packet size bound and the MQTT 5 edge. An MQTT 5 session
-   * ends with its connection unless the device gave it an expiry, which 3.1.1 says as a clean session:
-   * the edge sets it once aedes has taken the session up.
+   * ends with its connection unless the device gave it an expiry: aedes keeps it as a 3.1.1 session
+   * that is not clean (so that a clean start of 0 takes a kept one up, queued messages included), and
+   * `disconnected` ends it.
    */
   private accept(aedes: Aedes, socket: Socket): void {
     let client: Client | undefined;
     const edge = speakingMqtt5(this.limited(socket), MAX_PACKET_BYTES, {
       sessionEnds: (ends) => {
         if (!client) return;
-        (client as { clean: boolean }).clean = ends;
         if (ends) this.endingSessions.add(client);
         else this.endingSessions.delete(client);
       },
@@ -247,6 +255,20 @@ export class EmbeddedBroker {
   }
 
   /**
+   * An MQTT 5 session with no expiry ends with its connection: what aedes keeps of a 3.1.1 session
+   * that is not clean goes, as its connect does for a clean one (its subscriptions, the messages
+   * queued for it, the QoS 2 ids it received).
+   */
+  private async endSession(client: Client): Promise<void> {
+    // aedes has its persistence (its own memory one) on the instance, untyped; gone once the broker closed.
+    if (!this.aedes) return;
+    const { persistence } = this.aedes as unknown as { persistence: SessionPersistence };
+    await persistence.cleanSubscriptions(client);
+    for await (const packet of persistence.outgoingStream(client)) await persistence.outgoingClearMessageId(client, packet);
+    await persistence.cleanIncoming(client);
+  }
+
+  /**
    * A device whose latest session ended is offline, whatever its will said or whether it had one (a
    * keep-alive timeout, a destroyed socket); a session that a newer one took over changes nothing.
    */
@@ -254,13 +276,8 @@ export class EmbeddedBroker {
     const deviceId = this.identities.get(client);
     if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
     this.sessions.delete(deviceId);
-    // An MQTT 5 session with no expiry ends with its connection; aedes keeps a 3.1.1 session that is not
-    // clean, subscriptions included, whatever its flag says by the time the connection closes.
     if (this.endingSessions.has(client)) {
-      // aedes has its persistence (its own memory one) on the instance, untyped.
-      (this.aedes as unknown as { persistence: { cleanSubscriptions(client: Client): Promise<void> } } | null)?.persistence
-        .cleanSubscriptions(client)
-        .catch((error: unknown) => reportFault(this.reporting, 'cleanSubscriptions', { clientId: client.id }, error));
+      this.endSession(client).catch((error: unknown) => reportFault(this.reporting, 'endSession', { clientId: client.id }, error));
     }
     // Through the bridge, in order after what the device sent before; the bridge logs a failure.
     void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false);

@@ -31,6 +31,7 @@ export const REASON = {
   badAuthenticationMethod: 0x8c,
   sessionTakenOver: 0x8e,
   topicAliasInvalid: 0x94,
+  quotaExceeded: 0x97,
   sharedSubscriptionsNotSupported: 0x9e,
   subscriptionIdentifiersNotSupported: 0xa1,
 } as const;
@@ -44,6 +45,9 @@ const CONNACK_REASONS: Record<number, number> = {
   4: REASON.badUserNameOrPassword,
   5: REASON.notAuthorized,
 };
+
+/** Publishes queued for a device under its Receive Maximum past which it is disconnected. */
+const QUEUE_LIMIT = 1000;
 
 /** The 3.1.1 SUBACK failure (0x80): the broker refuses a subscription only outside the device's topics. */
 const SUBACK_FAILURE = 0x80;
@@ -112,15 +116,11 @@ export class Mqtt5Translation {
   /** Whether the device lets an acknowledgement carry a reason string (MQTT 5, 3.1.2.11.7). */
   #problemsWanted = true;
   #sessionEnds = true;
+  #noExpiryAtConnect = true;
   /** Why the broker is about to end the connection, for the DISCONNECT that tells the device. */
   #leaving: Packet | null = null;
 
   constructor(private readonly maximumPacketSize: number) {}
-
-  /** Whether publishes to the device are waiting under its Receive Maximum (the edge then holds aedes back). */
-  get holding(): boolean {
-    return this.#queued.length > 0;
-  }
 
   /** The broker refused the device's publish `messageId`: its PUBACK or PUBREC says so (0x83) and why. */
   refuse(messageId: number, problem: string): void {
@@ -149,12 +149,12 @@ export class Mqtt5Translation {
         return pass({ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId });
       case 'puback':
       case 'pubcomp':
-        return { toBroker: [{ cmd: packet.cmd, messageId: packet.messageId }], toDevice: this.#acknowledged(packet.messageId!) };
+        return this.#acknowledged(packet.messageId!, { cmd: packet.cmd, messageId: packet.messageId });
       case 'pubrec':
         // 0x80 or more ends the flow at the device (MQTT 5, 4.3.3): aedes' PUBREL is answered here.
         if ((packet.reasonCode ?? 0) < 0x80) return pass({ cmd: 'pubrec', messageId: packet.messageId });
         this.#endedToDevice.add(packet.messageId!);
-        return { toBroker: [{ cmd: 'pubrec', messageId: packet.messageId }], toDevice: this.#acknowledged(packet.messageId!) };
+        return this.#acknowledged(packet.messageId!, { cmd: 'pubrec', messageId: packet.messageId });
       case 'pubrel':
         return pass({ cmd: 'pubrel', messageId: packet.messageId });
       case 'subscribe':
@@ -169,12 +169,14 @@ export class Mqtt5Translation {
       case 'pingreq':
         return pass({ cmd: 'pingreq' });
       case 'disconnect': {
+        const expiry = packet.properties?.sessionExpiryInterval;
+        // A session that had no expiry cannot be given one as it ends (MQTT 5, 3.14.2.2.2).
+        if (expiry !== undefined && expiry > 0 && this.#noExpiryAtConnect) return this.#disconnect(REASON.protocolError);
+        const session = expiry === undefined ? {} : { sessionEnds: (this.#sessionEnds = expiry === 0) };
         // Only a normal disconnection (0x00) withholds the will (MQTT 5, 3.1.2.5): any other ends the
         // connection as if dropped, which is when aedes sends it.
-        if ((packet.reasonCode ?? 0) !== 0) return { toBroker: [], toDevice: [], close: true };
-        const expiry = packet.properties?.sessionExpiryInterval;
-        if (expiry !== undefined) this.#sessionEnds = expiry === 0;
-        return { toBroker: [{ cmd: 'disconnect' }], toDevice: [], ...(expiry !== undefined ? { sessionEnds: this.#sessionEnds } : {}) };
+        if ((packet.reasonCode ?? 0) !== 0) return { toBroker: [], toDevice: [], close: true, ...session };
+        return { toBroker: [{ cmd: 'disconnect' }], toDevice: [], ...session };
       }
       default:
         // AUTH (no method was agreed on) and what only a server sends.
@@ -190,12 +192,13 @@ export class Mqtt5Translation {
         this.#connected = reasonCode === REASON.success;
         const properties = this.#connected ? { maximumPacketSize: this.maximumPacketSize, subscriptionIdentifiersAvailable: false, sharedSubscriptionAvailable: false } : undefined;
         const connack = this.#fit({ cmd: 'connack', sessionPresent: packet.sessionPresent, reasonCode, ...(properties ? { properties } : {}) });
-        // aedes took the session as 3.1.1 has it; from now on it ends when MQTT 5 says (see #connect).
-        return { toBroker: [], toDevice: connack ? [connack] : [], ...(this.#connected ? { sessionEnds: this.#sessionEnds } : {}) };
+        return { toBroker: [], toDevice: connack ? [connack] : [] };
       }
       case 'publish': {
         const publish: PublishPacket = { cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: packet.qos, retain: packet.retain, dup: packet.dup, messageId: packet.messageId };
         if (publish.qos > 0 && this.#inFlight.size >= this.#receiveMaximum) {
+          // A device that takes none of them in turn is let go rather than queued for without bound.
+          if (this.#queued.length >= QUEUE_LIMIT) return this.#disconnect(REASON.quotaExceeded);
           this.#queued.push(publish);
           return { toBroker: [], toDevice: [] };
         }
@@ -240,24 +243,33 @@ export class Mqtt5Translation {
     this.#connectSeen = true;
     const properties = packet.properties ?? {};
     if (properties.authenticationMethod !== undefined) return this.#refuseConnect(REASON.badAuthenticationMethod);
+    // Zero is a protocol error for both (MQTT 5, 3.1.2.11.3, 3.1.2.11.4).
+    if (properties.receiveMaximum === 0 || properties.maximumPacketSize === 0) return this.#refuseConnect(REASON.protocolError);
     this.#problemsWanted = properties.requestProblemInformation !== false;
     this.#receiveMaximum = properties.receiveMaximum ?? 65_535;
     this.#maximumPacketSize = properties.maximumPacketSize;
-    this.#sessionEnds = !((properties.sessionExpiryInterval ?? 0) > 0);
+    this.#noExpiryAtConnect = !((properties.sessionExpiryInterval ?? 0) > 0);
+    this.#sessionEnds = this.#noExpiryAtConnect;
     const { will } = packet;
-    return pass({
+    return {
+      toBroker: [
+        {
       cmd: 'connect',
       protocolId: 'MQTT',
       protocolVersion: 4,
-      // Clean start as 3.1.1's clean session, so that a kept session is taken up; whether it ends with
-      // this connection (no expiry) is set once aedes has taken it up (sessionEnds on the CONNACK).
-      clean: packet.clean !== false,
-      clientId: packet.clientId,
-      keepalive: packet.keepalive,
-      // 3.1.1 has no password without a user name; the broker refuses such a device either way.
-      ...(packet.username !== undefined ? { username: packet.username, password: packet.password } : {}),
-      ...(will ? { will: { topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain } } : {}),
-    });
+          // Clean start as 3.1.1's clean session, so that a kept session is taken up; the broker ends
+          // it with the connection when it has no expiry (sessionEnds).
+          clean: packet.clean !== false,
+          clientId: packet.clientId,
+          keepalive: packet.keepalive,
+          // 3.1.1 has no password without a user name; the broker refuses such a device either way.
+          ...(packet.username !== undefined ? { username: packet.username, password: packet.password } : {}),
+          ...(will ? { will: { topic: will.topic, payload: will.payload, qos: will.qos, retain: will.retain } } : {}),
+        },
+      ],
+      toDevice: [],
+      sessionEnds: this.#sessionEnds,
+    };
   }
 
   /** A publish to the device: sent and counted in flight, or, past its Maximum Packet Size, acknowledged to aedes here instead. */
@@ -272,15 +284,16 @@ export class Mqtt5Translation {
     return { toBroker: [{ cmd: publish.qos === 1 ? 'puback' : 'pubrec', messageId: publish.messageId }], toDevice: [] };
   }
 
-  /** The device acknowledged publish `messageId`: what waited under its Receive Maximum may go. */
-  #acknowledged(messageId: number): Packet[] {
+  /** The device acknowledged publish `messageId` (`ack`, for aedes): what waited under its Receive Maximum may go. */
+  #acknowledged(messageId: number, ack: Packet): Translated {
     this.#inFlight.delete(messageId);
-    const sent: Packet[] = [];
+    const done: Translated = { toBroker: [ack], toDevice: [] };
     while (this.#queued.length && this.#inFlight.size < this.#receiveMaximum) {
       const next = this.#send(this.#queued.shift()!);
-      sent.push(...next.toDevice);
+      done.toBroker.push(...next.toBroker);
+      done.toDevice.push(...next.toDevice);
     }
-    return sent;
+    return done;
   }
 
   /**
@@ -338,15 +351,16 @@ const FAREWELL_MS = 1000;
 
 /** What the broker does with an MQTT 5 connection's session, told by the edge. */
 export interface SessionHandling {
-  /** true: the session ends with the connection (aedes' clean session); false: it is kept. */
+  /** true: the session ends with the connection (no expiry); false: it is kept. Told at the CONNECT and at a DISCONNECT that changes it. */
   sessionEnds(ends: boolean): void;
 }
 
 /**
  * The device's stream as aedes gets it: as it came for 3.1.1, translated for MQTT 5 (decided by the
  * first CONNECT). aedes is held back, as a socket would hold it, while the device has not taken
- * what was written to it or has no room under its Receive Maximum. Ends the device's stream on a
- * malformed MQTT 5 packet or a refusal.
+ * what was written to it; never for the device's Receive Maximum, which holds back publishes only
+ * (a PINGRESP or a PUBREL must still go out). Ends the device's stream on a malformed MQTT 5 packet
+ * or a refusal.
  */
 export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session: SessionHandling): Duplex {
   let mode: 'detect' | 'as-is' | 'mqtt5' = 'detect';
@@ -358,7 +372,7 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session
   let held: (() => void) | null = null;
   let deviceFull = false;
   const release = () => {
-    if (!held || deviceFull || translation.holding) return;
+    if (!held || deviceFull) return;
     const callback = held;
     held = null;
     callback();
@@ -406,24 +420,23 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session
     // The device waits while aedes has not read what it has.
     if (!edge.push(bytes)) device.pause();
   };
+  // What came after the packet that ended the connection, in the same bytes, goes nowhere.
+  let closing = false;
   const apply = ({ toBroker: forward, toDevice: answer, close, sessionEnds }: Translated) => {
     for (const p of forward) toBroker(mqttPacket.generate(p, V4));
     for (const p of answer) toDevice(p);
     if (sessionEnds !== undefined) session.sessionEnds(sessionEnds);
-    return close;
+    if (close) {
+      closing = true;
+      device.end(() => edge.destroy());
+    }
   };
   // A packet the parser took that 3.1.1 cannot say throws when generated: the connection ends, as for
   // a malformed packet, and the process goes on.
-  let closing = false;
   fromDevice.on('packet', (packet: Packet) => {
-    // What came after the packet that ended the connection, in the same bytes, is not the broker's.
     if (closing) return;
     try {
-      if (apply(translation.fromDevice(packet))) {
-        closing = true;
-        device.end(() => edge.destroy());
-      }
-      release();
+      apply(translation.fromDevice(packet));
     } catch {
       closing = true;
       edge.destroy();
@@ -431,9 +444,11 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session
   });
   fromDevice.on('error', () => edge.destroy());
   fromBroker.on('packet', (packet: Packet) => {
+    if (closing) return;
     try {
       apply(translation.fromBroker(packet));
     } catch (error) {
+      closing = true;
       edge.destroy(error as Error);
     }
   });

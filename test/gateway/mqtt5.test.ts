@@ -50,9 +50,8 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
 
   it('takes a kept session up on a clean start of 0, and has it end with the connection unless it has an expiry', () => {
     const session = (packet: Packet) => {
-      const translation = new Mqtt5Translation(1000);
-      const { clean } = translation.fromDevice(packet).toBroker[0] as { clean: boolean };
-      return { clean, endsWithConnection: translation.fromBroker(CONNACK).sessionEnds };
+      const { toBroker, sessionEnds } = new Mqtt5Translation(1000).fromDevice(packet);
+      return { clean: (toBroker[0] as { clean: boolean }).clean, endsWithConnection: sessionEnds };
     };
     expect(session(connect(true))).toEqual({ clean: true, endsWithConnection: true });
     expect(session(connect(false))).toEqual({ clean: false, endsWithConnection: true });
@@ -62,6 +61,12 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     // The expiry a normal DISCONNECT sets is the session's last word (MQTT 5, 3.14.2.2.2).
     const translation = connected({ sessionExpiryInterval: 3600 });
     expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 0 } })).toEqual({ toBroker: [{ cmd: 'disconnect' }], toDevice: [], sessionEnds: true });
+    // A session that had none cannot be given an expiry as it ends: a protocol error, and the will goes out.
+    expect(connected().fromDevice({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 60 } })).toEqual({
+      toBroker: [],
+      toDevice: [{ cmd: 'disconnect', reasonCode: REASON.protocolError }],
+      close: true,
+    });
   });
 
   it('passes the credentials and the will, without what 3.1.1 cannot carry', () => {
@@ -83,6 +88,14 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
       close: true,
     });
     expect(connected().fromDevice(connect(true, { authenticationMethod: 'SCRAM-SHA-1' }))).toEqual({ toBroker: [], toDevice: [{ cmd: 'disconnect', reasonCode: REASON.protocolError }], close: true });
+  });
+
+  it.each([{ receiveMaximum: 0 }, { maximumPacketSize: 0 }])('refuses a CONNECT with %o, a protocol error, in the CONNACK (0x82)', (properties) => {
+    expect(new Mqtt5Translation(1000).fromDevice(connect(true, properties))).toEqual({
+      toBroker: [],
+      toDevice: [{ cmd: 'connack', sessionPresent: false, reasonCode: REASON.protocolError }],
+      close: true,
+    });
   });
 
   it.each([
@@ -148,13 +161,23 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     expect(translation.fromBroker({ cmd: 'pubcomp', messageId: 9 })).toEqual({ toBroker: [], toDevice: [] });
   });
 
-  it("keeps to the device's Receive Maximum: publishes past it wait for an acknowledgement", () => {
+  it("keeps to the device's Receive Maximum: publishes past it wait for an acknowledgement, and nothing else waits", () => {
     const translation = connected({ receiveMaximum: 1 });
     expect(translation.fromBroker(publish(1)).toDevice).toHaveLength(1);
-    expect(translation.fromBroker(publish(2)).toDevice).toEqual([]);
-    expect(translation.holding).toBe(true);
-    expect(translation.fromDevice({ cmd: 'puback', messageId: 1, reasonCode: 0 })).toEqual({ toBroker: [{ cmd: 'puback', messageId: 1 }], toDevice: [publish(2)] });
-    expect(translation.holding).toBe(false);
+    expect(translation.fromBroker(publish(2, 2)).toDevice).toEqual([]);
+    expect(translation.fromBroker({ cmd: 'pingresp' }).toDevice).toEqual([{ cmd: 'pingresp' }]);
+    expect(translation.fromDevice({ cmd: 'puback', messageId: 1, reasonCode: 0 })).toEqual({ toBroker: [{ cmd: 'puback', messageId: 1 }], toDevice: [publish(2, 2)] });
+    // A QoS 2 publish holds its place until its PUBCOMP, its PUBREL going out meanwhile.
+    expect(translation.fromBroker(publish(3)).toDevice).toEqual([]);
+    expect(translation.fromDevice({ cmd: 'pubrec', messageId: 2, reasonCode: 0 }).toDevice).toEqual([]);
+    expect(translation.fromBroker({ cmd: 'pubrel', messageId: 2 }).toDevice).toEqual([{ cmd: 'pubrel', messageId: 2, reasonCode: 0 }]);
+    expect(translation.fromDevice({ cmd: 'pubcomp', messageId: 2, reasonCode: 0 })).toEqual({ toBroker: [{ cmd: 'pubcomp', messageId: 2 }], toDevice: [publish(3)] });
+  });
+
+  it('lets go of a device that acknowledges none of a thousand publishes waiting for it (0x97)', () => {
+    const translation = connected({ receiveMaximum: 1 });
+    for (let id = 1; id <= 1001; id++) expect(translation.fromBroker(publish(id)).close).toBeUndefined();
+    expect(translation.fromBroker(publish(1002))).toEqual({ toBroker: [], toDevice: [{ cmd: 'disconnect', reasonCode: REASON.quotaExceeded }], close: true });
   });
 
   it("answers aedes' PUBREL itself for a QoS 2 flow the device ended with a PUBREC of 0x80 or more", () => {
@@ -172,6 +195,12 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
     expect(translation.fromBroker(publish(6, 2, 'x'.repeat(100)))).toEqual({ toBroker: [{ cmd: 'pubrec', messageId: 6 }], toDevice: [] });
     expect(translation.fromBroker({ cmd: 'pubrel', messageId: 6 })).toEqual({ toBroker: [{ cmd: 'pubcomp', messageId: 6 }], toDevice: [] });
     expect(translation.fromBroker(publish(7, 1, 'small')).toDevice).toHaveLength(1);
+
+    // One that waited under the Receive Maximum is acknowledged to aedes when its turn comes.
+    const waiting = connected({ maximumPacketSize: 40, receiveMaximum: 1 });
+    waiting.fromBroker(publish(1, 1, 'small'));
+    expect(waiting.fromBroker(publish(2, 1, 'x'.repeat(100)))).toEqual({ toBroker: [], toDevice: [] });
+    expect(waiting.fromDevice({ cmd: 'puback', messageId: 1, reasonCode: 0 })).toEqual({ toBroker: [{ cmd: 'puback', messageId: 1 }, { cmd: 'puback', messageId: 2 }], toDevice: [] });
   });
 
   it('tells the device why the broker ends its connection, once, and only after a successful CONNACK', () => {
@@ -282,6 +311,31 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     // An expiry of 0 in the DISCONNECT ends it too.
     expect(await visit({ sessionExpiryInterval: 3600 }, 0)).toBe(true);
     expect(await visit({ sessionExpiryInterval: 3600 })).toBe(false);
+  });
+
+  it('gives a kept session taken up with a clean start of 0 what was queued for it, and an ended one nothing', async () => {
+    const device = await cloud.addDevice();
+    const record = await cloud.ctx.devices.get(device.deviceId);
+    /** Connects without a clean start, subscribes to its commands, and leaves normally; the commands it got. */
+    const visit = async (properties: Record<string, unknown>) => {
+      const { received, closed, send } = await bareDevice(device, properties, false);
+      await waitFor(() => expect(received[0]?.cmd).toBe('connack'));
+      send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: topicOf(device.deviceId, 'command'), qos: 1 }] });
+      await waitFor(() => expect(received.map((p) => p.cmd)).toContain('suback'));
+      await sleep(100);
+      send({ cmd: 'disconnect', reasonCode: 0 });
+      await closed;
+      return received.filter((p): p is Extract<Packet, { cmd: 'publish' }> => p.cmd === 'publish').map((p) => JSON.parse(p.payload.toString()).command);
+    };
+    // Published while the device is away, as the cloud does a command (nobody answers it here).
+    const commandWhileAway = (command: object) => void cloud.gateway.channel.sendCommand(record, {}, command as never, 50);
+
+    expect(await visit({ sessionExpiryInterval: 3600 })).toEqual([]);
+    commandWhileAway({ n: 1 });
+    // No expiry this time: it takes the kept session up, queued command included, and ends it.
+    expect(await visit({})).toEqual([{ n: 1 }]);
+    commandWhileAway({ n: 2 });
+    expect(await visit({ sessionExpiryInterval: 3600 })).toEqual([]);
   });
 
   it('leaves the reason string out of a PUBACK that would pass the packet size the device asked for', async () => {
