@@ -71,6 +71,8 @@ export class EmbeddedBroker {
   private readonly sessions = new Map<string, Client>();
   /** MQTT 5 connections whose session ends with them (no session expiry). */
   private readonly endingSessions = new WeakSet<Client>();
+  /** MQTT 5 connections that start a new session to be kept (a clean start with an expiry). */
+  private readonly startingOver = new WeakSet<Client>();
   private readonly reporting: FaultReporting;
   private aedes: Aedes | null = null;
   private server: Server | null = null;
@@ -151,7 +153,8 @@ export class EmbeddedBroker {
    * Hands a connection to aedes, through the packet size bound and the MQTT 5 edge. An MQTT 5 session
    * ends with its connection unless the device gave it an expiry: aedes keeps it as a 3.1.1 session
    * that is not clean (so that a clean start of 0 takes a kept one up, queued messages included), and
-   * `disconnected` ends it.
+   * `disconnected` ends it. A clean start with an expiry is such a session too, emptied first
+   * (`authenticate`).
    */
   private accept(aedes: Aedes, socket: Socket): void {
     let client: Client | undefined;
@@ -160,6 +163,9 @@ export class EmbeddedBroker {
         if (!client) return;
         if (ends) this.endingSessions.add(client);
         else this.endingSessions.delete(client);
+      },
+      startsOver: () => {
+        if (client) this.startingOver.add(client);
       },
     });
     client = aedes.handle(edge);
@@ -190,6 +196,8 @@ export class EmbeddedBroker {
       if (isAuthenticateError(error)) return answer(error, false);
       throw error;
     }
+    // aedes takes the session up after authentication: a new one to be kept must find nothing of the old.
+    if (this.startingOver.has(client)) await this.endSession(client);
     this.identities.set(client, deviceId);
     // aedes ends the older connection of the same client id as this one is accepted; an MQTT 5 device there is told why.
     const older = this.sessions.get(deviceId);
@@ -255,9 +263,9 @@ export class EmbeddedBroker {
   }
 
   /**
-   * An MQTT 5 session with no expiry ends with its connection: what aedes keeps of a 3.1.1 session
-   * that is not clean goes, as its connect does for a clean one (its subscriptions, the messages
-   * queued for it, the QoS 2 ids it received).
+   * An MQTT 5 session with no expiry ends with its connection, and one that starts clean to be kept
+   * starts empty: what aedes keeps of a 3.1.1 session that is not clean goes, as its connect does for a
+   * clean one (its subscriptions, the messages queued for it, the QoS 2 ids it received).
    */
   private async endSession(client: Client): Promise<void> {
     // aedes has its persistence (its own memory one) on the instance, untyped; gone once the broker closed.

@@ -80,6 +80,8 @@ export interface Translated {
   close?: boolean;
   /** Set when the session's fate changed: true when it ends with the connection, as aedes' clean session does. */
   sessionEnds?: boolean;
+  /** Set on a clean start with an expiry: the broker empties what it kept of the session before taking it up. */
+  startsOver?: boolean;
 }
 
 type PublishPacket = Extract<Packet, { cmd: 'publish' }>;
@@ -251,15 +253,19 @@ export class Mqtt5Translation {
     this.#noExpiryAtConnect = !((properties.sessionExpiryInterval ?? 0) > 0);
     this.#sessionEnds = this.#noExpiryAtConnect;
     const { will } = packet;
+    const cleanStart = packet.clean !== false;
+    // A clean start that is to be kept cannot be 3.1.1's clean session, which ends with the connection.
+    const startsOver = cleanStart && !this.#noExpiryAtConnect;
     return {
       toBroker: [
         {
-      cmd: 'connect',
-      protocolId: 'MQTT',
-      protocolVersion: 4,
-          // Clean start as 3.1.1's clean session, so that a kept session is taken up; the broker ends
-          // it with the connection when it has no expiry (sessionEnds).
-          clean: packet.clean !== false,
+          cmd: 'connect',
+          protocolId: 'MQTT',
+          protocolVersion: 4,
+          // Clean start as 3.1.1's clean session, so that a kept session is taken up, but for a clean
+          // start with an expiry: a session that is not clean, which the broker empties first
+          // (startsOver). The broker ends a session with no expiry when its connection ends (sessionEnds).
+          clean: cleanStart && !startsOver,
           clientId: packet.clientId,
           keepalive: packet.keepalive,
           // 3.1.1 has no password without a user name; the broker refuses such a device either way.
@@ -269,6 +275,7 @@ export class Mqtt5Translation {
       ],
       toDevice: [],
       sessionEnds: this.#sessionEnds,
+      ...(startsOver ? { startsOver } : {}),
     };
   }
 
@@ -353,6 +360,8 @@ const FAREWELL_MS = 1000;
 export interface SessionHandling {
   /** true: the session ends with the connection (no expiry); false: it is kept. Told at the CONNECT and at a DISCONNECT that changes it. */
   sessionEnds(ends: boolean): void;
+  /** The CONNECT asks for a new session that is to be kept: what was kept of the old one goes first. */
+  startsOver(): void;
 }
 
 /**
@@ -422,7 +431,9 @@ export function speakingMqtt5(device: Duplex, maximumPacketSize: number, session
   };
   // What came after the packet that ended the connection, in the same bytes, goes nowhere.
   let closing = false;
-  const apply = ({ toBroker: forward, toDevice: answer, close, sessionEnds }: Translated) => {
+  const apply = ({ toBroker: forward, toDevice: answer, close, sessionEnds, startsOver }: Translated) => {
+    // Before the CONNECT goes on: the broker empties the old session while aedes authenticates it.
+    if (startsOver) session.startsOver();
     for (const p of forward) toBroker(mqttPacket.generate(p, V4));
     for (const p of answer) toDevice(p);
     if (sessionEnds !== undefined) session.sessionEnds(sessionEnds);

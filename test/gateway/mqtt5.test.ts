@@ -50,14 +50,15 @@ describe('Mqtt5Translation: an MQTT 5 device as aedes (3.1.1) takes it', () => {
 
   it('takes a kept session up on a clean start of 0, and has it end with the connection unless it has an expiry', () => {
     const session = (packet: Packet) => {
-      const { toBroker, sessionEnds } = new Mqtt5Translation(1000).fromDevice(packet);
-      return { clean: (toBroker[0] as { clean: boolean }).clean, endsWithConnection: sessionEnds };
+      const { toBroker, sessionEnds, startsOver } = new Mqtt5Translation(1000).fromDevice(packet);
+      return { clean: (toBroker[0] as { clean: boolean }).clean, endsWithConnection: sessionEnds, ...(startsOver ? { startsOver } : {}) };
     };
     expect(session(connect(true))).toEqual({ clean: true, endsWithConnection: true });
     expect(session(connect(false))).toEqual({ clean: false, endsWithConnection: true });
     expect(session(connect(false, { sessionExpiryInterval: 0 }))).toEqual({ clean: false, endsWithConnection: true });
     expect(session(connect(false, { sessionExpiryInterval: 3600 }))).toEqual({ clean: false, endsWithConnection: false });
-    expect(session(connect(true, { sessionExpiryInterval: 3600 }))).toEqual({ clean: true, endsWithConnection: false });
+    // A clean start to be kept: not 3.1.1's clean session, which would end with the connection; the broker empties the old one.
+    expect(session(connect(true, { sessionExpiryInterval: 3600 }))).toEqual({ clean: false, endsWithConnection: false, startsOver: true });
     // The expiry a normal DISCONNECT sets is the session's last word (MQTT 5, 3.14.2.2.2).
     const translation = connected({ sessionExpiryInterval: 3600 });
     expect(translation.fromDevice({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 0 } })).toEqual({ toBroker: [{ cmd: 'disconnect' }], toDevice: [], sessionEnds: true });
@@ -316,9 +317,9 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
   it('gives a kept session taken up with a clean start of 0 what was queued for it, and an ended one nothing', async () => {
     const device = await cloud.addDevice();
     const record = await cloud.ctx.devices.get(device.deviceId);
-    /** Connects without a clean start, subscribes to its commands, and leaves normally; the commands it got. */
-    const visit = async (properties: Record<string, unknown>) => {
-      const { received, closed, send } = await bareDevice(device, properties, false);
+    /** Connects (without a clean start unless told), subscribes to its commands, and leaves normally; the commands it got. */
+    const visit = async (properties: Record<string, unknown>, clean = false) => {
+      const { received, closed, send } = await bareDevice(device, properties, clean);
       await waitFor(() => expect(received[0]?.cmd).toBe('connack'));
       send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: topicOf(device.deviceId, 'command'), qos: 1 }] });
       await waitFor(() => expect(received.map((p) => p.cmd)).toContain('suback'));
@@ -336,6 +337,11 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     expect(await visit({})).toEqual([{ n: 1 }]);
     commandWhileAway({ n: 2 });
     expect(await visit({ sessionExpiryInterval: 3600 })).toEqual([]);
+    // A clean start with an expiry: what was queued for the old session is gone, and the new one is kept.
+    commandWhileAway({ n: 3 });
+    expect(await visit({ sessionExpiryInterval: 3600 }, true)).toEqual([]);
+    commandWhileAway({ n: 4 });
+    expect(await visit({ sessionExpiryInterval: 3600 })).toEqual([{ n: 4 }]);
   });
 
   it('leaves the reason string out of a PUBACK that would pass the packet size the device asked for', async () => {
@@ -490,7 +496,7 @@ describe('speakingMqtt5 under load: aedes held back by an MQTT 5 device that doe
     const sockets: Socket[] = [];
     const server = createServer((socket) => {
       sockets.push(socket);
-      aedes.handle(speakingMqtt5(limitPacketSize(socket, MAX_PACKET_BYTES, () => undefined), MAX_PACKET_BYTES, { sessionEnds: () => undefined }));
+      aedes.handle(speakingMqtt5(limitPacketSize(socket, MAX_PACKET_BYTES, () => undefined), MAX_PACKET_BYTES, { sessionEnds: () => undefined, startsOver: () => undefined }));
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
