@@ -51,8 +51,11 @@ function positiveNumber(name: string, value: string, integer: boolean): number {
   return n;
 }
 
-/** `--mqtt-version` as mqtt.js names it. */
-const MQTT_VERSIONS: Record<string, 4 | 5> = { '3.1.1': 4, '5': 5 };
+/** `--mqtt-version` as mqtt.js names it; a Map, so that `constructor` is no version. */
+const MQTT_VERSIONS = new Map<string, 4 | 5>([
+  ['3.1.1', 4],
+  ['5', 5],
+]);
 
 /**
  * `sim devices`: registers devices (or reads them from --devices), connects each to the broker as
@@ -71,7 +74,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--mqtt-version <version>', 'the MQTT version the devices speak: 3.1.1 or 5', '3.1.1')
     .action(async (options: Record<string, string | undefined>, command: Command) => {
       const timeScale = positiveNumber('--time-scale', options.timeScale!, false);
-      const protocolVersion = MQTT_VERSIONS[options.mqttVersion!];
+      const protocolVersion = MQTT_VERSIONS.get(options.mqttVersion!);
       if (protocolVersion === undefined) throw fail('1102', `--mqtt-version must be 3.1.1 or 5; got ${JSON.stringify(options.mqttVersion)}.`);
       let devices: DeviceCredentials[];
       if (options.devices !== undefined) {

@@ -49,10 +49,10 @@ describe('appliance-cloud help (a real process)', () => {
     expect(stdout).toMatch(/^ {2}DEVICE_CEILING_FAN\n {4}go-offline, go-online$/m);
   });
 
-  it('sim devices refuses an MQTT version it does not speak, with 1102', async () => {
-    const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', '/dev/null', '--mqtt-version', '3.1']);
+  it.each(['3.1', 'constructor'])('sim devices refuses an MQTT version it does not speak (%s), with 1102', async (version) => {
+    const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', '/dev/null', '--mqtt-version', version]);
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe('error 1102: --mqtt-version must be 3.1.1 or 5; got "3.1".');
+    expect(stderr.trim()).toBe(`error 1102: --mqtt-version must be 3.1.1 or 5; got "${version}".`);
   });
 
   it('admin services create describes every option', async () => {
