@@ -145,6 +145,13 @@ export function frameworkErrorHandler(clock: Clock): (error: FastifyError, reque
   };
 }
 
+/** The pattern of one part of a route's URL: a `:parameter`, the `*` wildcard, or literal text. */
+function routePattern(part: string): string {
+  if (part === '*') return '.*';
+  if (part.startsWith(':')) return '[^/]+';
+  return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** Answers 1305 for a path no route has (404) or a method its routes do not take (405); a not-found handler. */
 export type NoRouteHandler = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
@@ -158,7 +165,8 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRout
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     // The paths the router takes, no more: /users/ is no path (404), not /users with a method to name.
-    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]*').replace(/\*/g, '.*')}$`);
+    // A parameter is one segment (not an empty one), the wildcard anything, every other character itself (`.` too).
+    const pattern = new RegExp(`^${route.url.split(/(:[^/]+|\*)/).map(routePattern).join('')}$`);
     for (const method of methods) routes.push({ method, pattern });
   });
 
