@@ -81,7 +81,8 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     clientErrorHandler: clientErrorHandler(clock),
     frameworkErrors: frameworkErrorHandler(clock),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } },
-    return503OnClosing: true,
+    // While draining, installErrorHandling answers 503 as an envelope.
+    return503OnClosing: false,
   });
   server.server.on('connect', connectRefusal(clock));
   server.server.on('checkExpectation', expectationRefusal(clock));

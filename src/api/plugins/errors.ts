@@ -172,13 +172,21 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRout
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.code === '2000') request.log.error({ err: error, messageId: request.headers['x-message-id'] }, 'internal error');
+    if (apiError.httpStatus === 500) request.log.error({ err: error, messageId: request.headers['x-message-id'] }, 'internal error');
     return sendError(request, reply, apiError, clock);
+  });
+
+  // Draining (DESIGN E): a request that comes on a connection still open is refused here, where Fastify's own 503 is no envelope.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
 
   // Node answers an HTTP/1.1 request without Host with a bare 400 (RFC 9112, 3.2); with requireHostHeader off, this is ours.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) done(fail('1000', 'Header Host is missing: HTTP/1.1 requires it.'));
+    if (closing) done(fail('2000', 'The server is shutting down: send the request again.', { httpStatus: 503 }));
+    else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) done(fail('1000', 'Header Host is missing: HTTP/1.1 requires it.'));
     else done();
   });
 
