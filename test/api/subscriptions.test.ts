@@ -89,6 +89,12 @@ describe('push and event subscriptions (DESIGN A.5)', () => {
       expect((await call('GET', '/event')).json().response).toBeNull();
     });
 
+    it.each(['null', '[]', '"1 HOUR"'])('a body of %s is no JSON object: 1000, and subscribes nothing', async (payload) => {
+      const res = await t.app.inject({ method: 'POST', url: `/event/${device()}`, headers: { ...world.headers(), 'content-type': 'application/json' }, payload });
+      expect([res.statusCode, res.json().error]).toEqual([400, { code: '1000', message: 'The body must be a JSON object.' }]);
+      expect((await call('GET', '/event')).json().response).toBeNull();
+    });
+
     it('subscribing again renews the expiry', async () => {
       await call('POST', `/event/${device()}`);
       now += 30 * 60_000;

@@ -69,9 +69,9 @@ export function eventRoutes(app: PartnerApp, ctx: AppContext): void {
   const { clock, subscriptions } = ctx;
 
   app.post('/event/:deviceId', {
-    // The body is optional: no body means the defaults.
+    // The body is optional: no body means the defaults. A body of JSON null is a body, and no object.
     preValidation: async (request) => {
-      request.body ??= {};
+      if (request.body === undefined) request.body = {};
     },
     schema: {
       operationId: 'subscribeEvents', security: PARTNER_SECURITY, summary: 'Subscribe to DEVICE_STATUS events for a device',
