@@ -51,8 +51,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** JSON text of a value for messages; `undefined` is spelled out rather than vanishing. */
+/**
+ * JSON text of a value for messages; `undefined` is spelled out rather than vanishing, and so is a
+ * number past JSON's (1e400 parses to Infinity, which JSON text would show as null).
+ */
 export function show(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   return value === undefined ? 'nothing' : JSON.stringify(value);
 }
 

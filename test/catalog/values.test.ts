@@ -1,6 +1,6 @@
-/** cloneJson: the copies the catalog and the simulator make of statuses, reports and memory. */
+/** cloneJson: the copies the catalog and the simulator make of statuses, reports and memory; show: values in messages. */
 import { describe, expect, it } from 'vitest';
-import { cloneJson } from '../../src/catalog/values.js';
+import { cloneJson, show } from '../../src/catalog/values.js';
 
 describe('cloneJson', () => {
   it('copies a JSON value all the way down, equal and sharing nothing', () => {
@@ -22,5 +22,12 @@ describe('cloneJson', () => {
     expect(Object.hasOwn(copy, '__proto__')).toBe(true);
     expect(copy).toEqual(structuredClone(status));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('show', () => {
+  it('names a value as JSON text, and what JSON text cannot hold as it is', () => {
+    expect([show('x'), show(3), show(null), show(undefined)]).toEqual(['"x"', '3', 'null', 'nothing']);
+    expect([show(JSON.parse('1e400')), show(JSON.parse('-1e400'))]).toEqual(['Infinity', '-Infinity']);
   });
 });
