@@ -116,6 +116,16 @@ describe('push and event subscriptions (DESIGN A.5)', () => {
       expect((await call('POST', `/event/${device(0)}`)).statusCode).toBe(200);
     });
 
+    it('an expired subscription subscribed again counts as new: 1312 when the limit is held', async () => {
+      await call('POST', `/event/${device(0)}`, { expire: { unit: 'MINUTE', timer: 1 } });
+      for (const i of [1, 2]) await call('POST', `/event/${device(i)}`);
+      now += 60_000;
+      expect((await call('POST', `/event/${device(3)}`)).statusCode).toBe(200);
+      const res = await call('POST', `/event/${device(0)}`);
+      expect([res.statusCode, res.json().error.code]).toEqual([400, '1312']);
+      expect((await call('GET', '/event')).json().response).toHaveLength(3);
+    });
+
     it('unsubscribes once (1204 the second time)', async () => {
       await call('POST', `/event/${device()}`);
       expect((await call('DELETE', `/event/${device()}`)).json().response).toEqual({});

@@ -74,14 +74,15 @@ async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: nu
   return sql.transaction(async (tx) => {
     // No connection: the insert below fails its foreign key, as the interface asks.
     await tx.run('SELECT 1 FROM connections WHERE service_id = $1 AND user_number = $2 FOR NO KEY UPDATE', sub.serviceId, sub.userNumber);
-    const renewed = await tx.run(
-      'UPDATE event_subscriptions SET expires_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_id = $4',
+    const renew = (condition: string, ...params: number[]) => tx.run(
+      `UPDATE event_subscriptions SET expires_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_id = $4${condition}`,
       sub.expiresAt,
       sub.serviceId,
       sub.userNumber,
       sub.deviceId,
+      ...params,
     );
-    if (renewed === 1) return 'renewed';
+    if ((await renew(' AND expires_at > $5', now)) === 1) return 'renewed';
     const held = await tx.one<{ n: number }>(
       `SELECT count(*)::integer AS n FROM ${visibleOf('event_subscriptions')} AND x.expires_at > $3`,
       sub.serviceId,
@@ -89,6 +90,8 @@ async function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: nu
       now,
     );
     if (!mayCreateEventSubscription(held?.n ?? 0, limit)) return 'limit';
+    // An expired one is taken up again as a new one is: within the limit.
+    if ((await renew('')) === 1) return 'renewed';
     await tx.run(
       'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
       sub.serviceId,

@@ -81,14 +81,15 @@ function listEventSubscriptions(sql: Sql, serviceId: string, userNumber: string,
  */
 function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, limit: number): EventSubscribeResult {
   return sql.write(() => {
-    const renewed = sql.run(
-      'UPDATE event_subscriptions SET expires_at = ? WHERE service_id = ? AND user_number = ? AND device_id = ?',
+    const renew = (condition: string, ...params: number[]) => sql.run(
+      `UPDATE event_subscriptions SET expires_at = ? WHERE service_id = ? AND user_number = ? AND device_id = ?${condition}`,
       sub.expiresAt,
       sub.serviceId,
       sub.userNumber,
       sub.deviceId,
+      ...params,
     );
-    if (renewed === 1) return 'renewed';
+    if (renew(' AND expires_at > ?', now) === 1) return 'renewed';
     const held = sql.one<{ n: number }>(
       `SELECT count(*) AS n FROM ${visibleOf('event_subscriptions')} AND x.expires_at > ?`,
       sub.serviceId,
@@ -96,6 +97,8 @@ function upsertEventSubscription(sql: Sql, sub: EventSubscription, now: number, 
       now,
     );
     if (!mayCreateEventSubscription(held?.n ?? 0, limit)) return 'limit';
+    // An expired one is taken up again as a new one is: within the limit.
+    if (renew('') === 1) return 'renewed';
     sql.run(
       'INSERT INTO event_subscriptions (service_id, user_number, device_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
       sub.serviceId,

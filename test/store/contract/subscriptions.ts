@@ -83,6 +83,18 @@ export function subscriptionsContract(open: () => Promise<Store>): void {
       expect((await store().listEventSubscriptions('S1', 'U1', T0 + 5)).map((s) => s.deviceId)).toEqual(['D1', 'D3']);
     });
 
+    it('takes up an expired one again only within the limit: it counts as new', async () => {
+      await world();
+      expect(await store().upsertEventSubscription(event('D1', T0 + 5), T0, 2)).toBe('created');
+      expect(await store().upsertEventSubscription(event('D2', T0 + HOUR), T0, 2)).toBe('created');
+      // D1's has expired: room for D3, and then none for D1's again.
+      expect(await store().upsertEventSubscription(event('D3', T0 + HOUR), T0 + 5, 2)).toBe('created');
+      expect(await store().upsertEventSubscription(event('D1', T0 + HOUR), T0 + 5, 2)).toBe('limit');
+      expect((await store().listEventSubscriptions('S1', 'U1', T0 + 5)).map((s) => s.deviceId)).toEqual(['D2', 'D3']);
+      expect(await store().upsertEventSubscription(event('D1', T0 + HOUR), T0 + 5, 3)).toBe('renewed');
+      expect((await store().listEventSubscriptions('S1', 'U1', T0 + 5)).map((s) => s.deviceId)).toEqual(['D1', 'D2', 'D3']);
+    });
+
     it('rejects a subscription to a device that is not the user\'s', async () => {
       await world();
       await expect(store().upsertEventSubscription(event('D9', T0 + HOUR), T0, 100)).rejects.toThrow();
