@@ -96,6 +96,11 @@ const SERVICE_REFUSED = 'The service id is unknown or the service key is wrong.'
 
 /** Beyond this many remembered credentials the oldest go: a bound on memory, far above the callers of one node. */
 const CREDENTIAL_CAPACITY = 10_000;
+/**
+ * Longer credentials are hashed each time, never remembered: ours are at most 43 characters, and
+ * remembering headers of up to 64 KiB that anyone may send held 10,000 of them (~600 MB).
+ */
+const REMEMBERED_LENGTH = 256;
 
 /**
  * The SHA-256 of presented credentials, remembered: a partner sends the same service key and token
@@ -107,6 +112,7 @@ export class CredentialHashes {
   constructor(private readonly capacity = CREDENTIAL_CAPACITY) {}
 
   of(secret: string): string {
+    if (secret.length > REMEMBERED_LENGTH) return hashSecret(secret);
     let hash = this.#hashes.get(secret);
     if (hash === undefined) {
       hash = hashSecret(secret);
@@ -114,6 +120,11 @@ export class CredentialHashes {
       this.#hashes.set(secret, hash);
     }
     return hash;
+  }
+
+  /** How many credentials are remembered. */
+  get size(): number {
+    return this.#hashes.size;
   }
 }
 

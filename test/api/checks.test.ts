@@ -104,4 +104,14 @@ describe('the hashes of presented credentials', () => {
     const hashes = new CredentialHashes(2);
     for (const secret of ['key-1', 'key-2', 'key-1', 'key-3', 'key-1']) expect(hashes.of(secret)).toBe(hashSecret(secret));
   });
+
+  it('remember none longer than any credential issued: a header of up to 64 KiB that anyone may send is not kept', () => {
+    const hashes = new CredentialHashes();
+    const long = 'k'.repeat(60_000);
+    expect(hashes.of(long)).toBe(hashSecret(long));
+    expect(hashes.size).toBe(0);
+    const issued = 'x'.repeat(43);
+    expect(hashes.of(issued)).toBe(hashSecret(issued));
+    expect(hashes.size).toBe(1);
+  });
 });
