@@ -192,7 +192,8 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRout
 
   const noRoute: NoRouteHandler = (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path) && r.method !== request.method).map((r) => r.method))];
+    // A route that takes this method and path sent it here itself (a file under /docs/* it has not): no such path.
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
     const error = allowed.length && !allowed.includes(request.method)
       ? fail('1305', `Method ${request.method} is not allowed on ${shortPath(path)}; use ${allowed.join(', ')}.`, { httpStatus: 405, headers: { allow: allowed.join(', ') } })
       : fail('1305', `There is no ${shortPath(path)}.`, { httpStatus: 404 });

@@ -19,6 +19,7 @@ describe('the answers to paths and methods no route takes (DESIGN A.3)', () => {
     ['GET', '/devices/abc/def'],
     ['POST', '/push/abc/def'],
     ['GET', '/openapiXjson'],
+    ['GET', '/docs/static/nope.js'],
   ])('%s %s is no path: 404, not a 405 naming the methods of a route it does not match', async (method, url) => {
     const res = await t.app.inject({ method: method as 'GET' | 'POST', url, headers: world.headers() });
     expect([res.statusCode, res.json().error.code, res.headers.allow]).toEqual([404, '1305', undefined]);
