@@ -8,7 +8,7 @@ import { andThen } from '../../eventually.js';
 import { Envelope, errorResponses, success, successJson } from '../envelope.js';
 import { mayAccess, type Access } from '../access.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
-import { COMMON_CODES, ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, Status } from '../schemas/partner.js';
+import { ControlCommand, ControlHeaders, DEVICE_CODES, DeviceIdParams, DeviceListItem, PartnerHeaders, PARTNER_SECURITY, Profile, SCOPED_CODES, Status } from '../schemas/partner.js';
 
 /**
  * Each device's item of GET /devices as JSON text, split around its `reportable`: built once per
@@ -58,7 +58,7 @@ export function deviceListRoutes(app: PartnerApp, ctx: AppContext): void {
       description: "Only types in the service's allowedDevices. The first call for a user loads the device list (the precondition of every device operation) and subscribes the service to the user's lifecycle pushes.",
       tags: ['devices'],
       headers: PartnerHeaders,
-      response: { 200: Envelope(Type.Array(DeviceListItem)), ...errorResponses(COMMON_CODES) },
+      response: { 200: Envelope(Type.Array(DeviceListItem)), ...errorResponses(SCOPED_CODES) },
     },
   }, async (request, reply) => {
     const { service, connection, headers, access } = partnerOf(request);

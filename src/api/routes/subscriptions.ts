@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { Envelope, errorResponses, success } from '../envelope.js';
 import { devicePartnerOf, partnerOf, type PartnerApp } from '../plugins/partner.js';
-import { COMMON_CODES, DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders, PARTNER_SECURITY } from '../schemas/partner.js';
+import { DEVICE_CODES, DeviceIdParams, Empty, EventSubscribeBody, EventSubscriptionItem, PartnerHeaders, PARTNER_SECURITY, SCOPED_CODES } from '../schemas/partner.js';
 
 /** GET /push, in the account group of the push scope. */
 export function pushListRoutes(app: PartnerApp, ctx: AppContext): void {
@@ -12,7 +12,7 @@ export function pushListRoutes(app: PartnerApp, ctx: AppContext): void {
   app.get('/push', {
     schema: {
       operationId: 'listPushSubscriptions', security: PARTNER_SECURITY, summary: 'List push subscriptions', tags: ['push'], headers: PartnerHeaders,
-      response: { 200: Envelope(Type.Union([Type.Array(Type.Object({ deviceId: Type.String() })), Type.Null()])), ...errorResponses(COMMON_CODES) },
+      response: { 200: Envelope(Type.Union([Type.Array(Type.Object({ deviceId: Type.String() })), Type.Null()])), ...errorResponses(SCOPED_CODES) },
     },
   }, async (request) => {
     const { connection, headers } = partnerOf(request);
@@ -28,7 +28,7 @@ export function eventListRoutes(app: PartnerApp, ctx: AppContext): void {
   app.get('/event', {
     schema: {
       operationId: 'listEventSubscriptions', security: PARTNER_SECURITY, summary: 'List event subscriptions (extension)', tags: ['event'], headers: PartnerHeaders,
-      response: { 200: Envelope(Type.Union([Type.Array(EventSubscriptionItem), Type.Null()])), ...errorResponses(COMMON_CODES) },
+      response: { 200: Envelope(Type.Union([Type.Array(EventSubscriptionItem), Type.Null()])), ...errorResponses(SCOPED_CODES) },
     },
   }, async (request) => {
     const { connection, headers } = partnerOf(request);

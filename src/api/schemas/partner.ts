@@ -71,5 +71,7 @@ export const EventSubscriptionItem = Type.Object({
 
 /** Codes every partner operation can answer with, from the header, service and token checks. */
 export const COMMON_CODES: readonly ErrorCode[] = ['1000', '1101', '1104', '1216', '1103', '1301', '1307', '1202', '1306', '2000'];
+/** Codes of an operation a token's scopes may not cover (DESIGN G): all but GET /users and DELETE /user/service. */
+export const SCOPED_CODES: readonly ErrorCode[] = [...COMMON_CODES, '1308'];
 /** Codes of the device checks of every operation on a device id. */
-export const DEVICE_CODES: readonly ErrorCode[] = [...COMMON_CODES, '1224', '1210', '1205', '1221'];
+export const DEVICE_CODES: readonly ErrorCode[] = [...SCOPED_CODES, '1224', '1210', '1205', '1221'];

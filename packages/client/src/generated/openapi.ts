@@ -7039,7 +7039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7130,7 +7130,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7230,7 +7230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7356,7 +7356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7464,7 +7464,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7555,7 +7555,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7655,7 +7655,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7759,7 +7759,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7864,7 +7864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7964,7 +7964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. */
+            /** @description `1103` The access token is unknown, expired or revoked. `1301` The service id is unknown or the service key is wrong. `1307` The country is not served by this deployment's region. `1308` The token's scopes do not cover the operation (control without control, …). */
             401: {
                 headers: {
                     [name: string]: unknown;
