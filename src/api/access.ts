@@ -18,8 +18,8 @@ export const FULL_ACCESS: Access = { scopes: new Set(SCOPES), deviceIds: null };
 /** 401 1308 naming the missing scope, when the token's scopes do not cover the route. */
 export function checkScope(access: Access, scope: Scope | undefined): void {
   if (scope === undefined || access.scopes.has(scope)) return;
-  const authority = scope === 'control' ? 'no control authority: ' : '';
-  throw fail('1308', `The access token has ${authority}its scopes (${[...access.scopes].join(' ') || 'none'}) do not include ${scope}.`);
+  const scopes = `its scopes (${[...access.scopes].join(' ') || 'none'}) do not include ${scope}`;
+  throw fail('1308', scope === 'control' ? `The access token has no control authority: ${scopes}.` : `The access token cannot be used here: ${scopes}.`);
 }
 
 /** Whether the device is among those the token may see. */
