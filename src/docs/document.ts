@@ -35,7 +35,7 @@ function errorTableMarkdown(): string {
 interface Operation {
   operationId?: string;
   parameters?: { name: string; in: string; example?: unknown }[];
-  requestBody?: { content: Record<string, { schema: JsonSchema; example?: unknown }> };
+  requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema; example?: unknown }> };
   responses?: Record<string, { content?: Record<string, { schema: { properties?: Record<string, JsonSchema> } }> }>;
 }
 type Document = Record<string, unknown> & { paths?: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, JsonSchema> } };
@@ -64,6 +64,10 @@ function typedPartnerDocument(document: Document, config: Pick<Config, 'region'>
         case 'controlDevice':
           setResponse(operation, ref('DeviceStatus'));
           if (operation.requestBody) operation.requestBody.content['application/json'] = { ...operation.requestBody.content['application/json'], schema: ref('DeviceControl') };
+          break;
+        case 'subscribeEvents':
+          // The body is optional (DESIGN A.5): @fastify/swagger marks every declared body required.
+          if (operation.requestBody) operation.requestBody.required = false;
           break;
       }
     }
