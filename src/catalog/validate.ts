@@ -117,6 +117,9 @@ export function validateCommand(profile: ParsedProfile, command: unknown): Valid
   if (profile.locations) {
     const location = pickLocation(profile, command.location, '1101');
     if (!location.ok) return location;
+    // locationName is all a location holds: another name is unknown (a typo would otherwise address the only location).
+    const unknown = Object.keys(command.location ?? {}).find((name) => name !== 'locationName');
+    if (unknown !== undefined) return refuse('2207', `Property "location.${unknown}" is not in the profile of this device`);
     out.location = { locationName: location.value.name };
     set = location.value.set;
   }

@@ -77,6 +77,14 @@ describe('validateCommand', () => {
     expect(validateCommand(twoOvens, { location: { locationName: 'LOWER' }, operation: { ovenOperationMode: 'START' } })).toMatchObject({ ok: true });
   });
 
+  it('refuses a name other than locationName in location with 2207, __proto__ and a typo alike (DESIGN J)', () => {
+    const start = { operation: { washerOperationMode: 'START' } };
+    expect(validateCommand(washer, { location: { locationNmae: 'MAIN' }, ...start })).toEqual(refused('2207', 'Property "location.locationNmae" is not in the profile of this device'));
+    const proto = JSON.parse('{"location":{"locationName":"MAIN","__proto__":1},"operation":{"washerOperationMode":"START"}}');
+    expect(validateCommand(washer, proto)).toEqual(refused('2207', 'Property "location.__proto__" is not in the profile of this device'));
+    expect(validateCommand(washer, { location: {}, ...start })).toEqual({ ok: true, value: { location: { locationName: 'MAIN' }, ...start } });
+  });
+
   it('names the property and the allowed values', () => {
     expect(validateCommand(washer, { operation: { washerOperationMode: 'RUN' } })).toEqual(
       refused('1102', 'washerOperationMode must be one of START, STOP, POWER_OFF, POWER_ON; got "RUN"'),
