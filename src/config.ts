@@ -162,6 +162,23 @@ function publicUrl(raw: string | undefined): string | null {
   return url.href.replace(/\/$/, '');
 }
 
+/** The schemes mqtt.js connects over from Node. */
+const MQTT_URL_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ssl:', 'ws:', 'wss:'];
+
+/** An external broker's URL, checked here so that a typo stops the start in one line instead of a connect's stack trace. */
+function mqttUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  const refuse = () => new ConfigError(`MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "${redactDatabaseUrl(raw)}"`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse();
+  }
+  if (!MQTT_URL_SCHEMES.includes(url.protocol) || url.hostname === '') throw refuse();
+  return raw;
+}
+
 /** Part of an MQTT client id: letters, digits, `-` and `_`, as every broker takes them. */
 function mqttDeployment(raw: string | undefined): string {
   const name = raw || 'appliance-cloud';
@@ -184,7 +201,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     databaseUrl: databaseUrl(settings.DATABASE_URL || (mode === 'test' ? 'sqlite::memory:' : 'sqlite:./data/appliance-cloud.db')),
     adminToken,
     mqttPort: port('MQTT_PORT', settings.MQTT_PORT, mode === 'test' ? 0 : 1883),
-    mqttUrl: settings.MQTT_URL || null,
+    mqttUrl: mqttUrl(settings.MQTT_URL),
     mqttDeployment: mqttDeployment(settings.MQTT_DEPLOYMENT),
     region: oneOf('REGION', settings.REGION, REGIONS, 'KIC'),
     phase,

@@ -23,6 +23,11 @@ describe('settings', () => {
     expect(() => loadConfig('test', { DELIVERY_ALLOW_LIST: '10.0.0.0/99' })).toThrow('DELIVERY_ALLOW_LIST: allow-list entry "10.0.0.0/99"');
     expect(() => loadConfig('test', { REGION: 'MARS' })).toThrow('REGION must be one of KIC, EIC, AIC; got "MARS"');
     expect(() => loadConfig('test', { MQTT_DEPLOYMENT: 'prod/eu' })).toThrow('MQTT_DEPLOYMENT must be 1 to 64 letters, digits, - or _; got "prod/eu"');
+    expect(() => loadConfig('test', { MQTT_URL: 'http://u:secret@broker.example:1883' })).toThrow(
+      'MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "http://***@broker.example:1883"',
+    );
+    expect(() => loadConfig('test', { MQTT_URL: 'broker.example:1883' })).toThrow('MQTT_URL must be');
+    expect(loadConfig('test', { MQTT_URL: 'mqtts://u:p@broker.example:8883' }).mqttUrl).toBe('mqtts://u:p@broker.example:8883');
   });
 
   it('builds the base URL of DESIGN A.1', () => {

@@ -4,7 +4,7 @@
  * channel Devices uses for real devices.
  */
 import { hostname } from 'node:os';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { unreachable, type DeviceChannel } from '../core/channel.js';
 import { RESULT_FILTER } from '../device-protocol/topics.js';
 import { randomId } from '../ids.js';
@@ -67,7 +67,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
 async function startExternal(deps: GatewayDeps, url: string): Promise<Gateway> {
   const { logger, metrics } = deps;
   const node = `${hostname()}:${process.pid}:${randomId(6)}`;
-  const commands = await connectService({ url, clientId: `appliance-cloud:${node}:commands`, logger });
+  const commands = await connectService({ url, clientId: `appliance-cloud:${node}:commands`, logger }).catch((error: unknown) => {
+    // At start a broker that does not answer or refuses the login is a setting to fix, as an unreachable DATABASE_URL is.
+    throw new ConfigError(`MQTT_URL: ${error instanceof Error ? error.message : String(error)}; start the broker, check the URL's host, port and credentials, or unset MQTT_URL for the embedded broker`);
+  });
   logger.info({ broker: redactUrl(url) }, 'MQTT gateway connected to an external broker');
   const channel = new MqttCommandChannel(async (topic, payload) => {
     await commands.publishAsync(topic, payload, { qos: 1 });

@@ -43,6 +43,14 @@ describe('configuration mistakes (real processes)', () => {
       `DATABASE_URL: no PostgreSQL answers at 127.0.0.1:${port} (ECONNREFUSED); start it, or set DATABASE_URL to a reachable postgres://… or to sqlite:<file>`);
   });
 
+  it('an MQTT_URL nobody answers at', async () => {
+    const port = await closedPort();
+    await refused(['serve', '--port', '0'], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:', MQTT_URL: `mqtt://app:secret@127.0.0.1:${port}` },
+      `MQTT_URL: MQTT broker mqtt://127.0.0.1:${port} refused the connection: connect ECONNREFUSED 127.0.0.1:${port}; start the broker, check the URL's host, port and credentials, or unset MQTT_URL for the embedded broker`);
+    await refused(['serve', '--port', '0'], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:', MQTT_URL: `127.0.0.1:${port}` },
+      `MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "127.0.0.1:${port}"`);
+  });
+
   it('--log-level verbose', async () => {
     await refused(['sandbox', '--log-level', 'verbose', '--port', '0'], { DATABASE_URL: `sqlite:${join(dir, 'sandbox.db')}` },
       'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "verbose"');
