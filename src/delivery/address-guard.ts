@@ -98,7 +98,7 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
       const refused = isIP(host) ? refusal(host) : undefined;
       if (!refused) return { ok: true };
       const inside = refused.inside === undefined ? '' : ` (${refused.inside} inside)`;
-      return { ok: false, reason: `${host} is a ${refused.kind} address${inside}, refused in phase ${phase}` };
+      return { ok: false, reason: `${host} is ${/^[aeiou]/.test(refused.kind) ? 'an' : 'a'} ${refused.kind} address${inside}, refused in phase ${phase}` };
     },
 
     lookup(hostname, options, callback) {

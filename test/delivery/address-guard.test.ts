@@ -48,6 +48,11 @@ describe('checkCallbackUrl', () => {
     expect(!result.ok && result.reason).toContain(kind);
   });
 
+  it('names the kind of address with its article', () => {
+    expect(checkCallbackUrl('https://0.0.0.0/hook', OP)).toEqual({ ok: false, reason: '0.0.0.0 is an unspecified address, refused in phase OP' });
+    expect(checkCallbackUrl('https://10.1.2.3/hook', OP)).toEqual({ ok: false, reason: '10.1.2.3 is a private address, refused in phase OP' });
+  });
+
   it('QA allows http, loopback and private networks but never link-local', () => {
     for (const url of ['http://127.0.0.1:3000/hook', 'http://[::1]/hook', 'http://192.168.1.20/hook', 'https://hooks.example.com/']) {
       expect(checkCallbackUrl(url, QA)).toEqual({ ok: true });
