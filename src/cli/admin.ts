@@ -263,10 +263,11 @@ function messagesCommand(env: NodeJS.ProcessEnv): Command {
 
 /**
  * `admin` and its subcommands; `--database-url` (env DATABASE_URL) chooses the database, `--phase`
- * and `--delivery-allow-list` judge callback URLs as the server of that database does.
+ * and `--delivery-allow-list` judge callback URLs as the server of that database does, and
+ * `--region` says which countries a new user may be of.
  */
 export function adminCommand(env: NodeJS.ProcessEnv): Command {
-  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL', 'PHASE', 'DELIVERY_ALLOW_LIST'])
+  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL', 'REGION', 'PHASE', 'DELIVERY_ALLOW_LIST'])
     .description('manage services, users, tokens, devices and messages directly in the database');
   for (const sub of [servicesCommand, usersCommand, tokensCommand, devicesCommand, messagesCommand]) admin.addCommand(sub(env));
   return admin;

@@ -159,6 +159,12 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(resent).toMatchObject({ messageId: message!.messageId, pushType: 'DEVICE_ALIAS_CHANGED', deviceId: made.deviceId, status: 'pending', attempts: [] });
   }, 90_000);
 
+  it('users create takes its region from --region as from REGION, like the server of the database', async () => {
+    const refused = await runCli(['admin', 'users', 'create', '--country-code', 'US'], env);
+    expect([refused.code, refused.stderr.trim()]).toEqual([1, expect.stringMatching(/^error 1102: countryCode must be a country of this deployment's region KIC /)]);
+    expect(await admin('users', 'create', '--country-code', 'US', '--user-number', 'cli-user-us', '--region', 'AIC')).toEqual({ userNumber: 'cli-user-us', countryCode: 'US' });
+  });
+
   it('prints a refused call as `error <code>: <message>` and exits 1', async () => {
     const { code, stdout, stderr } = await runCli(['admin', 'services', 'get', 'svc_missing'], env);
     expect(code).toBe(1);
