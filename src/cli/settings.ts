@@ -28,7 +28,7 @@ export const SETTINGS = {
   REGION: { help: 'KIC, EIC or AIC', default: 'KIC' },
   PHASE: { help: 'QA or OP', default: 'QA (sandbox), OP (serve)' },
   DOMAIN: { help: 'domain of the public base URL', default: 'appliance-cloud.example' },
-  LOG_LEVEL: { help: 'pino level: trace, debug, info, warn, error, silent', default: 'info' },
+  LOG_LEVEL: { help: 'pino level: trace, debug, info, warn, error, fatal, silent', default: 'info' },
   RATE_LIMIT_PER_SECOND: { help: 'requests per second per calling service; 0 disables', default: '1000' },
   RATE_LIMIT_BURST: { help: 'requests a service may burst above the rate', default: '2000' },
   CONTROL_TIMEOUT_MS: { help: 'how long a control waits for the device', default: '10000' },
