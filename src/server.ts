@@ -47,6 +47,16 @@ function isAddressInUse(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE';
 }
 
+/** Codes of a HOST that names no address of this machine: a setting to fix, so the CLI exits 2. */
+const UNUSABLE_HOST = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EADDRNOTAVAIL']);
+
+/** `error` as the HOST mistake it stands for, or itself. */
+function hostError(error: unknown, host: string): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === undefined || !UNUSABLE_HOST.has(code)) return error;
+  return new ConfigError(`HOST: cannot listen on "${host}" (${code}); name an address of this machine, such as 127.0.0.1, 0.0.0.0 or ::`);
+}
+
 function localUrl(address: AddressInfo): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host}:${address.port}`;
@@ -57,7 +67,7 @@ async function listen(app: App, config: Config, anyPortIfTaken: boolean): Promis
     await app.server.listen({ host: config.host, port: config.port });
     return { address: app.server.server.address() as AddressInfo, portTaken: false };
   } catch (error) {
-    if (!isAddressInUse(error)) throw error;
+    if (!isAddressInUse(error)) throw hostError(error, config.host);
     if (!anyPortIfTaken) throw new PortInUseError(config.host, config.port);
     await app.server.listen({ host: config.host, port: 0 });
     return { address: app.server.server.address() as AddressInfo, portTaken: true };
@@ -70,7 +80,7 @@ async function startMqtt(config: Config, ctx: AppContext, app: App, anyPortIfTak
   try {
     return { gateway: await startGateway(deps), portTaken: false };
   } catch (error) {
-    if (!isAddressInUse(error)) throw error;
+    if (!isAddressInUse(error)) throw hostError(error, config.host);
     if (!anyPortIfTaken) throw new PortInUseError(config.host, config.mqttPort, 'MQTT_PORT or --mqtt-port');
     return { gateway: await startGateway({ ...deps, listen: { port: 0, host: config.host } }), portTaken: true };
   }

@@ -51,6 +51,14 @@ describe('configuration mistakes (real processes)', () => {
       `MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "127.0.0.1:${port}"`);
   });
 
+  it('a HOST that is no address of this machine', async () => {
+    await refused(['serve', '--port', '0', '--mqtt-port', '0'], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:', HOST: 'no-such-host.invalid' },
+      'HOST: cannot listen on "no-such-host.invalid" (ENOTFOUND); name an address of this machine, such as 127.0.0.1, 0.0.0.0 or ::');
+    // The embedded broker listens first, on the same HOST.
+    await refused(['serve', '--port', '0', '--mqtt-port', String(await closedPort())], { ADMIN_TOKEN: 't', DATABASE_URL: 'sqlite::memory:', HOST: '203.0.113.7' },
+      'HOST: cannot listen on "203.0.113.7" (EADDRNOTAVAIL); name an address of this machine, such as 127.0.0.1, 0.0.0.0 or ::');
+  });
+
   it('--log-level verbose', async () => {
     await refused(['sandbox', '--log-level', 'verbose', '--port', '0'], { DATABASE_URL: `sqlite:${join(dir, 'sandbox.db')}` },
       'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "verbose"');
