@@ -162,6 +162,22 @@ function publicUrl(raw: string | undefined): string | null {
   return url.href.replace(/\/$/, '');
 }
 
+/** The domain of the base URL (DESIGN A.1): a host name, and a port if one is meant, as the URL is built from it. */
+function domain(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'appliance-cloud.example';
+  const host = `kic-ext.${raw}`;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(`https://${host}`);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.host !== host.toLowerCase()) {
+    throw new ConfigError(`DOMAIN must be a domain name such as appliance-cloud.example (no scheme, path or spaces); got "${raw}"`);
+  }
+  return raw;
+}
+
 /** The schemes mqtt.js connects over from Node. */
 const MQTT_URL_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ssl:', 'ws:', 'wss:'];
 
@@ -205,7 +221,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     mqttDeployment: mqttDeployment(settings.MQTT_DEPLOYMENT),
     region: oneOf('REGION', settings.REGION, REGIONS, 'KIC'),
     phase,
-    domain: settings.DOMAIN || 'appliance-cloud.example',
+    domain: domain(settings.DOMAIN),
     logLevel: logLevel(settings.LOG_LEVEL, mode === 'test' ? 'silent' : 'info'),
     rateLimitPerSecond: integer('RATE_LIMIT_PER_SECOND', settings.RATE_LIMIT_PER_SECOND, 1000),
     rateLimitBurst: integer('RATE_LIMIT_BURST', settings.RATE_LIMIT_BURST, 2000, 1),

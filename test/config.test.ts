@@ -27,6 +27,10 @@ describe('settings', () => {
       'MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "http://***@broker.example:1883"',
     );
     expect(() => loadConfig('test', { MQTT_URL: 'broker.example:1883' })).toThrow('MQTT_URL must be');
+    for (const domain of ['https://partner.example', 'example.com/api', 'my domain.example']) {
+      expect(() => loadConfig('test', { DOMAIN: domain })).toThrow(`DOMAIN must be a domain name such as appliance-cloud.example (no scheme, path or spaces); got "${domain}"`);
+    }
+    expect(loadConfig('test', { DOMAIN: 'Example.com:8443' }).domain).toBe('Example.com:8443');
     expect(loadConfig('test', { MQTT_URL: 'mqtts://u:p@broker.example:8883' }).mqttUrl).toBe('mqtts://u:p@broker.example:8883');
   });
 
