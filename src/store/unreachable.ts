@@ -26,12 +26,18 @@ export function unusableDatabase(error: unknown, databaseUrl: string): ConfigErr
   }
   const { host, port, pathname } = new URL(databaseUrl);
   const server = `${host}${port ? '' : ':5432'}`;
-  if ((code !== undefined && UNREACHABLE.has(code)) || /timeout/i.test(message)) {
+  // A SQLSTATE is the server's answer: its message may name a *_timeout parameter, yet the server did answer.
+  const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code);
+  if ((code !== undefined && UNREACHABLE.has(code)) || (!sqlState && /timeout/i.test(message))) {
     return new ConfigError(`DATABASE_URL: no PostgreSQL answers at ${server} (${code ?? message}); start it, or set DATABASE_URL to a reachable postgres://… or to sqlite:<file>`);
   }
   if (code === '3D000') {
     const name = decodeURIComponent(pathname.slice(1));
     return new ConfigError(`DATABASE_URL: database "${name}" does not exist on ${server}; create it (createdb ${name}) or name an existing one`);
+  }
+  // A setting the URL passes to the server (statement_timeout=abc, options=-c foo=bar) that it refused.
+  if (code === '22023' || code === '42704') {
+    return new ConfigError(`DATABASE_URL: PostgreSQL at ${server} refused a parameter of the URL (${message}); check the query parameters of ${shown}`);
   }
   // Class 28: invalid authorization (a wrong password, an unknown role).
   if (code?.startsWith('28')) return new ConfigError(`DATABASE_URL: PostgreSQL at ${server} refused the login (${message}); check the user and password of ${shown}`);

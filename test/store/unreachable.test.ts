@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.js';
+import { unusableDatabase } from '../../src/store/unreachable.js';
+
+const URL = 'postgres://app:secret@db.internal:5432/app?statement_timeout=abc';
+
+/** An error as the pg driver gives it: a message and Node's or the server's code. */
+function driverError(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('unusableDatabase', () => {
+  it('says no server answers when the connect fails or times out', () => {
+    expect(unusableDatabase(driverError('connect ECONNREFUSED 10.0.0.5:5432', 'ECONNREFUSED'), URL)?.message).toBe(
+      'DATABASE_URL: no PostgreSQL answers at db.internal:5432 (ECONNREFUSED); start it, or set DATABASE_URL to a reachable postgres://… or to sqlite:<file>',
+    );
+    expect(unusableDatabase(new Error('Connection terminated due to connection timeout'), URL)).toBeInstanceOf(ConfigError);
+  });
+
+  it('names a parameter of the URL the server refused, not a server that does not answer', () => {
+    const refused = unusableDatabase(driverError('invalid value for parameter "statement_timeout": "NaN"', '22023'), URL);
+    expect(refused?.message).toBe(
+      'DATABASE_URL: PostgreSQL at db.internal:5432 refused a parameter of the URL (invalid value for parameter "statement_timeout": "NaN"); check the query parameters of postgres://***@db.internal:5432/app?statement_timeout=abc',
+    );
+    expect(unusableDatabase(driverError('unrecognized configuration parameter "foo"', '42704'), URL)?.message).toMatch(/refused a parameter of the URL/);
+  });
+
+  it('leaves another answer of the server as it is, even when it speaks of a timeout', () => {
+    expect(unusableDatabase(driverError('canceling statement due to statement timeout', '57014'), URL)).toBeUndefined();
+  });
+});
