@@ -21,11 +21,11 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.patch('/devices/:deviceId', {
-    schema: adminSchema('renameDevice', 'Rename a device', { description: 'Records DEVICE_ALIAS_CHANGED.', params: DeviceParams, body: RenameBody }, DeviceView, ['1205']),
+    schema: adminSchema('renameDevice', 'Rename a device', { description: 'Records DEVICE_ALIAS_CHANGED.', params: DeviceParams, body: RenameBody }, DeviceView, ['1205', '1224']),
   }, async (request) => answer(request, clock, deviceView(await devices.rename(request.params.deviceId, request.body.alias))));
 
   app.get('/devices/:deviceId', {
-    schema: adminSchema('getDevice', 'Read a device with its status', { params: DeviceParams }, DeviceStateView, ['1205']),
+    schema: adminSchema('getDevice', 'Read a device with its status', { params: DeviceParams }, DeviceStateView, ['1205', '1224']),
   }, async (request) => {
     const device = await devices.get(request.params.deviceId);
     const state = await devices.state(device.deviceId);
@@ -37,7 +37,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
       'reportDeviceStatus', 'Report a partial status, as the device would',
       { description: 'The same path as an MQTT report: it must fit the profile, and records DEVICE_STATUS for event subscribers.', params: DeviceParams, body: ReportBody },
       VersionView,
-      ['1205'],
+      ['1205', '1224'],
     ),
   }, async (request) => {
     const state = await devices.report(request.params.deviceId, request.body);
@@ -49,7 +49,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
       'raiseDevicePush', 'Raise a notification, as the device would',
       { description: 'Records DEVICE_PUSH for each service with a push subscription.', params: DeviceParams, body: PushBody },
       Empty,
-      ['1205'],
+      ['1205', '1224'],
     ),
   }, async (request) => {
     await devices.push(request.params.deviceId, request.body.pushCode);
@@ -57,7 +57,7 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
   });
 
   app.post('/devices/:deviceId/connection', {
-    schema: adminSchema('setDeviceConnection', 'Connect or disconnect a device, as its broker session would', { params: DeviceParams, body: ConnectionBody }, Empty, ['1205']),
+    schema: adminSchema('setDeviceConnection', 'Connect or disconnect a device, as its broker session would', { params: DeviceParams, body: ConnectionBody }, Empty, ['1205', '1224']),
   }, async (request) => {
     await devices.setConnection(request.params.deviceId, request.body.online);
     return answer(request, clock, {});

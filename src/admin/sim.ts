@@ -50,7 +50,7 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
         body: ActionBody,
       },
       Status,
-      ['1205', '1222'],
+      ['1205', '1222', '1224'],
     ),
   }, async (request) => {
     const state = await simulator.act(request.params.deviceId, request.body.action, request.body.args);

@@ -74,7 +74,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
       'shareDevice', 'Share a device with another user of the home',
       { description: 'Records DEVICE_REGISTERED for that user.', params: UserDeviceParams },
       Empty,
-      ['1202', '1205'],
+      ['1202', '1205', '1224'],
     ),
   }, async (request) => {
     await devices.share(request.params.deviceId, request.params.userNumber);
@@ -86,7 +86,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
       'unregisterDevice', 'Unregister a device from a user',
       { description: "Records DEVICE_UNREGISTERED and deletes that user's subscriptions to it; the device goes when no user is left.", params: UserDeviceParams },
       Empty,
-      ['1202', '1205'],
+      ['1202', '1205', '1224'],
     ),
   }, async (request) => {
     await devices.unregister(request.params.deviceId, request.params.userNumber);

@@ -22,6 +22,17 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
     expect(res.json()).toEqual({ messageId, timestamp: formatTimestamp(NOW), response: [] });
   });
 
+  it('answers a malformed device id in the path with 1224, whatever its length, as the partner interface does', async () => {
+    for (const [method, url] of [['GET', '/admin/devices/bad!id'], ['POST', `/admin/devices/${'x'.repeat(10_000)}/push`], ['DELETE', '/admin/users/u1/devices/a%20b']] as const) {
+      const res = await t.app.inject({ method, url, headers: adminHeaders() });
+      expect([res.statusCode, res.json().error.code], url.slice(0, 40)).toEqual([404, '1224']);
+    }
+    const res = await t.app.inject({ method: 'GET', url: '/admin/devices/bad!id', headers: adminHeaders() });
+    expect(res.json().error.message).toBe('Device id "bad!id" is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.');
+    // A well-formed id that is not registered stays 1205.
+    expect((await t.app.inject({ method: 'GET', url: '/admin/devices/no-such-device', headers: adminHeaders() })).json().error.code).toBe('1205');
+  });
+
   it('accepts the scheme in any case', async () => {
     expect((await list({ authorization: `bearer ${ADMIN_TOKEN}` })).statusCode).toBe(200);
   });
