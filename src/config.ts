@@ -181,17 +181,23 @@ function domain(raw: string | undefined): string {
 /** The schemes mqtt.js connects over from Node. */
 const MQTT_URL_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ssl:', 'ws:', 'wss:'];
 
-/** An external broker's URL, checked here so that a typo stops the start in one line instead of a connect's stack trace. */
-function mqttUrl(raw: string | undefined): string | null {
-  if (raw === undefined || raw === '') return null;
-  const refuse = () => new ConfigError(`MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "${redactDatabaseUrl(raw)}"`);
+/** Whether `raw` is a broker URL mqtt.js can connect to: one of its schemes and a host. */
+export function isMqttUrl(raw: string): boolean {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw refuse();
+    return false;
   }
-  if (!MQTT_URL_SCHEMES.includes(url.protocol) || url.hostname === '') throw refuse();
+  return MQTT_URL_SCHEMES.includes(url.protocol) && url.hostname !== '';
+}
+
+/** An external broker's URL, checked here so that a typo stops the start in one line instead of a connect's stack trace. */
+function mqttUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!isMqttUrl(raw)) {
+    throw new ConfigError(`MQTT_URL must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://user:pass@broker:1883; got "${redactDatabaseUrl(raw)}"`);
+  }
   return raw;
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { isMqttUrl } from '../config.js';
 import { DEVICE_TYPES, listModels } from '../catalog/index.js';
 import { ApiError, fail } from '../errors.js';
 import { actionsFor } from '../sim/actions.js';
@@ -73,6 +74,10 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--time-scale <scale>', 'simulated minutes per real minute', '1')
     .option('--mqtt-version <version>', 'the MQTT version the devices speak: 3.1.1 or 5', '3.1.1')
     .action(async (options: Record<string, string | undefined>, command: Command) => {
+      // Checked before any device is registered, so that a mistyped URL leaves none behind.
+      if (!isMqttUrl(options.mqttUrl!)) {
+        throw fail('1102', `--mqtt-url must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://127.0.0.1:1883; got ${JSON.stringify(options.mqttUrl)}.`);
+      }
       const timeScale = positiveNumber('--time-scale', options.timeScale!, false);
       const protocolVersion = MQTT_VERSIONS.get(options.mqttVersion!);
       if (protocolVersion === undefined) throw fail('1102', `--mqtt-version must be 3.1.1 or 5; got ${JSON.stringify(options.mqttVersion)}.`);

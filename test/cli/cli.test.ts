@@ -55,6 +55,12 @@ describe('appliance-cloud help (a real process)', () => {
     expect(stderr.trim()).toBe(`error 1102: --mqtt-version must be 3.1.1 or 5; got "${version}".`);
   });
 
+  it('sim devices refuses a --mqtt-url that is no broker URL before it registers any device', async () => {
+    // --url names nothing that answers: the refusal comes before any call to the server.
+    const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', '127.0.0.1:1883', '--user', 'u1', '--url', 'http://127.0.0.1:1', '--admin-token', 't']);
+    expect([code, stderr.trim()]).toEqual([1, 'error 1102: --mqtt-url must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://127.0.0.1:1883; got "127.0.0.1:1883".']);
+  });
+
   it('admin services create describes every option', async () => {
     const { stdout } = await runCli(['admin', 'services', 'create', '--help']);
     const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)(?: <\w+>)?( +\S.*)?$/gm)].map((m) => [m[1], Boolean(m[2])]);
