@@ -8,8 +8,10 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import { quote } from '../api/checks.js';
 import { envelopeMessageId, success } from '../api/envelope.js';
-import type { Clock } from '../ids.js';
+import { fail } from '../errors.js';
+import { isDeviceId, type Clock } from '../ids.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,4 +26,10 @@ export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpres
 /** The success envelope of DESIGN A.3, echoing the request's x-message-id when it has a valid one. */
 export function answer<T>(request: FastifyRequest, clock: Clock, response: T) {
   return success(envelopeMessageId(request.headers['x-message-id']), response, clock);
+}
+
+/** A device id of a path or a command line, refused as the partner interface refuses it (1224) rather than looked up. */
+export function wellFormedDeviceId(deviceId: string): string {
+  if (!isDeviceId(deviceId)) throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
+  return deviceId;
 }

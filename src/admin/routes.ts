@@ -5,13 +5,13 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { checkContentType, quote } from '../api/checks.js';
+import { checkContentType } from '../api/checks.js';
 import type { NoRouteHandler } from '../api/plugins/errors.js';
 import type { ContextWithSimulator } from '../context.js';
 import { adminDocumentOptions, withServers } from '../docs/document.js';
 import { fail } from '../errors.js';
-import { hashSecret, isDeviceId, secretMatches } from '../ids.js';
-import type { AdminApp } from './common.js';
+import { hashSecret, secretMatches } from '../ids.js';
+import { wellFormedDeviceId, type AdminApp } from './common.js';
 import { deviceRoutes } from './devices.js';
 import { messageRoutes } from './messages.js';
 import { overviewRoutes } from './overview.js';
@@ -45,9 +45,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noR
     // A device id in the path is judged as the partner interface judges it (DESIGN J: any length → 1224), not looked up.
     admin.addHook('preValidation', async (request) => {
       const { deviceId } = request.params as { deviceId?: unknown };
-      if (typeof deviceId === 'string' && !isDeviceId(deviceId)) {
-        throw fail('1224', `Device id ${quote(deviceId)} is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.`);
-      }
+      if (typeof deviceId === 'string') wellFormedDeviceId(deviceId);
     });
     // Without this a missing body fails the schema as "not an object" (1000); it is a missing field (1101).
     admin.addHook('preValidation', async (request) => {

@@ -8,6 +8,7 @@ import { Command, Option } from 'commander';
 import { MESSAGE_STATUSES } from '../admin/schemas.js';
 import { DEVICE_TYPES } from '../catalog/index.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
+import { wellFormedDeviceId } from '../admin/common.js';
 import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
@@ -207,32 +208,32 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .action(action(env, async (ctx, _args, o) => (await ctx.devices.list(page(o))).map(deviceView)));
   devices.command('share').arguments('<userNumber> <deviceId>').description('share an existing device with another user of the home')
     .action(action(env, async (ctx, [userNumber, deviceId]) => {
-      await ctx.devices.share(deviceId!, userNumber!);
+      await ctx.devices.share(wellFormedDeviceId(deviceId!), userNumber!);
       return {};
     }));
   devices.command('unregister').arguments('<userNumber> <deviceId>').description('unregister a device from a user')
     .action(action(env, async (ctx, [userNumber, deviceId]) => {
-      await ctx.devices.unregister(deviceId!, userNumber!);
+      await ctx.devices.unregister(wellFormedDeviceId(deviceId!), userNumber!);
       return {};
     }));
   devices.command('rename').argument('<deviceId>').requiredOption('--alias <alias>', 'the new name').description('rename a device')
-    .action(action(env, async (ctx, [deviceId], o) => deviceView(await ctx.devices.rename(deviceId!, text(o, 'alias')!))));
+    .action(action(env, async (ctx, [deviceId], o) => deviceView(await ctx.devices.rename(wellFormedDeviceId(deviceId!), text(o, 'alias')!))));
   devices.command('get').argument('<deviceId>').description('a device with its status, connection and version')
     .action(action(env, async (ctx, [deviceId]) => {
-      const device = await ctx.devices.get(deviceId!);
-      const state = await ctx.devices.state(deviceId!);
+      const device = await ctx.devices.get(wellFormedDeviceId(deviceId!));
+      const state = await ctx.devices.state(device.deviceId);
       return { device: deviceView(device), status: state.status, online: state.online, version: state.version };
     }));
   devices.command('report').arguments('<deviceId> <status>').description("report a partial status, as JSON, as the device would")
-    .action(action(env, async (ctx, [deviceId, status]) => ({ version: (await ctx.devices.report(deviceId!, json('status', status!))).version })));
+    .action(action(env, async (ctx, [deviceId, status]) => ({ version: (await ctx.devices.report(wellFormedDeviceId(deviceId!), json('status', status!))).version })));
   devices.command('push').arguments('<deviceId> <pushCode>').description("raise one of the profile's notifications")
     .action(action(env, async (ctx, [deviceId, pushCode]) => {
-      await ctx.devices.push(deviceId!, pushCode);
+      await ctx.devices.push(wellFormedDeviceId(deviceId!), pushCode);
       return {};
     }));
   devices.command('connection').arguments('<deviceId> <online>').description('mark a device online or offline (true|false)')
     .action(action(env, async (ctx, [deviceId, online]) => {
-      await ctx.devices.setConnection(deviceId!, bool('online', online!));
+      await ctx.devices.setConnection(wellFormedDeviceId(deviceId!), bool('online', online!));
       return {};
     }));
   return devices;

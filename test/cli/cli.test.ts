@@ -177,4 +177,9 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(stdout).toBe('');
     expect(stderr.trim()).toBe('error 1305: Service svc_missing does not exist.');
   });
+
+  it('refuses a malformed device id with 1224, as the admin API does', async () => {
+    const { code, stderr } = await runCli(['admin', 'devices', 'get', 'bad!id'], env);
+    expect([code, stderr.trim()]).toEqual([1, 'error 1224: Device id "bad!id" is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.']);
+  });
 });
