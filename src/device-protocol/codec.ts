@@ -94,18 +94,25 @@ export function decodeCommand(payload: Uint8Array): Decoded<CommandMessage> {
   return { ok: true, value: { commandId, command } };
 }
 
+/**
+ * A command result that does not fit the contract names its command when its commandId could be
+ * read: the device did answer that command, and its caller need not wait out the timeout.
+ */
+export type DecodedResult = Decoded<CommandResult> | { ok: false; problem: string; commandId: string };
+
 /** `appliance/{id}/command/result`: success with the status after the command, or a refusal. */
-export function decodeCommandResult(payload: Uint8Array): Decoded<CommandResult> {
+export function decodeCommandResult(payload: Uint8Array): DecodedResult {
   const parsed = parseObject(payload);
   if (!parsed.ok) return parsed;
   const { commandId, ok, status, code, message } = parsed.value;
   if (typeof commandId !== 'string' || !COMMAND_ID.test(commandId)) return refuse(`commandId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got ${show(commandId)}`);
+  const unfit = (problem: string) => ({ ok: false as const, problem, commandId });
   if (ok === true) {
-    return isStatus(status) ? { ok: true, value: { commandId, ok, status } } : refuse(`status must be a JSON object or an array of objects; got ${show(status)}`);
+    return isStatus(status) ? { ok: true, value: { commandId, ok, status } } : unfit(`status must be a JSON object or an array of objects; got ${show(status)}`);
   }
-  if (ok !== false) return refuse(`ok must be true or false; got ${show(ok)}`);
-  if (code !== undefined && (typeof code !== 'string' || !CODE.test(code))) return refuse(`code must be a 4-digit string; got ${show(code)}`);
-  if (message !== undefined && typeof message !== 'string') return refuse(`message must be a string; got ${show(message)}`);
+  if (ok !== false) return unfit(`ok must be true or false; got ${show(ok)}`);
+  if (code !== undefined && (typeof code !== 'string' || !CODE.test(code))) return unfit(`code must be a 4-digit string; got ${show(code)}`);
+  if (message !== undefined && typeof message !== 'string') return unfit(`message must be a string; got ${show(message)}`);
   return { ok: true, value: { commandId, ok, code: code ?? null, message: message ?? null } };
 }
 

@@ -38,6 +38,8 @@ export interface DeviceSink {
 /** Where command results go (the command channel). */
 export interface ResultSink {
   settle(deviceId: string, result: CommandResult): boolean;
+  /** An answer to the command that does not fit the contract (DESIGN B): the command fails with it. */
+  unfit(deviceId: string, commandId: string, problem: string): boolean;
 }
 
 export interface ServiceConnectionOptions {
@@ -197,7 +199,10 @@ export class Bridge {
   private settle(topic: DeviceTopic, payload: Buffer): Outcome {
     try {
       const result = decodeCommandResult(payload);
-      if (!result.ok) return this.reject(topic, result.problem);
+      if (!result.ok) {
+        if ('commandId' in result) this.deps.results.unfit(topic.deviceId, result.commandId, result.problem);
+        return this.reject(topic, result.problem);
+      }
       if (!this.deps.results.settle(topic.deviceId, result.value)) {
         this.deps.logger.debug({ deviceId: topic.deviceId, commandId: result.value.commandId }, 'Command result for no command of this node');
       }

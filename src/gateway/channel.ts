@@ -62,6 +62,14 @@ export class MqttCommandChannel implements DeviceChannel {
     return true;
   }
 
+  /** An answer that does not fit the contract: the command fails at once with 2208, not at its timeout. */
+  unfit(deviceId: string, commandId: string, problem: string): boolean {
+    const waiting = this.pending.get(commandId);
+    if (!waiting || waiting.device.deviceId !== deviceId) return false;
+    this.finish(commandId, { ok: false, code: '2208', message: `Device ${deviceId} answered the command with a result that does not fit the device contract: ${problem}.` });
+    return true;
+  }
+
   /** Answers every waiting command with 2209 and refuses new ones; for shutdown. */
   close(): void {
     this.closed = true;

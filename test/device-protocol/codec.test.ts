@@ -66,13 +66,18 @@ describe('device protocol codec (DESIGN B)', () => {
   it.each([
     [{ ok: true, status: {} }, 'commandId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got nothing'],
     [{ commandId: 'c/1', ok: true, status: {} }, 'commandId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got "c/1"'],
+  ])('refuses the command result %j, which answers no command', (result, problem) => {
+    expect(decodeCommandResult(bytes(result))).toEqual({ ok: false, problem });
+  });
+
+  it.each([
     [{ commandId: 'c1', ok: 'yes' }, 'ok must be true or false; got "yes"'],
     [{ commandId: 'c1', ok: true }, 'status must be a JSON object or an array of objects; got nothing'],
     [{ commandId: 'c1', ok: false, code: 2302 }, 'code must be a 4-digit string; got 2302'],
     [{ commandId: 'c1', ok: false, code: '23020' }, 'code must be a 4-digit string; got "23020"'],
     [{ commandId: 'c1', ok: false, message: 5 }, 'message must be a string; got 5'],
-  ])('refuses the command result %j', (result, problem) => {
-    expect(decodeCommandResult(bytes(result))).toEqual({ ok: false, problem });
+  ])('refuses the command result %j, naming the command it answers', (result, problem) => {
+    expect(decodeCommandResult(bytes(result))).toEqual({ ok: false, problem, commandId: 'c1' });
   });
 
   it('encodes commands and results that decode to themselves', () => {

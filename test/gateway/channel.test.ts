@@ -69,6 +69,20 @@ describe('MqttCommandChannel (DESIGN A.7.3)', () => {
     });
   });
 
+  it('fails the command with 2208 at once when its answer does not fit the contract, from its own device only', async () => {
+    const c = channel();
+    const outcome = c.send();
+    await Promise.resolve();
+    expect(c.mqtt.unfit('dehum-2', c.lastId(), 'ok must be true or false; got 42')).toBe(false);
+    expect(c.mqtt.unfit('dehum-1', c.lastId(), 'ok must be true or false; got 42')).toBe(true);
+    expect(await outcome).toEqual({
+      ok: false,
+      code: '2208',
+      message: 'Device dehum-1 answered the command with a result that does not fit the device contract: ok must be true or false; got 42.',
+    });
+    expect(c.mqtt.unfit('dehum-1', c.lastId(), 'again')).toBe(false);
+  });
+
   it('answers 2209 when the broker does not take the command, and on close', async () => {
     const refusing = new MqttCommandChannel(async () => {
       throw new Error('client disconnecting');

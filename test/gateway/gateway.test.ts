@@ -187,6 +187,22 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
     expect((await p.state(device.deviceId)).status).toMatchObject({ airFlow: { windStrengthLevel: 'HIGH' } });
   });
 
+  it('answers 2208 at once, not 2209 at the timeout, when the device answers the command with a result that does not fit the contract', async () => {
+    const client = await cloud.connect(device, { onCommand: () => new Promise(() => undefined) });
+    client.mqtt.on('message', (topic, payload) => {
+      if (!topic.endsWith('/command')) return;
+      const { commandId } = JSON.parse(payload.toString()) as { commandId: string };
+      void client.mqtt.publishAsync(`appliance/${device.deviceId}/command/result`, JSON.stringify({ commandId, ok: 'yes' }), { qos: 1 });
+    });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toEqual({
+      code: '2208',
+      message: `Device ${device.deviceId} answered the command with a result that does not fit the device contract: ok must be true or false; got "yes".`,
+    });
+  });
+
   it('answers 2209 when the device does not answer within the control timeout', async () => {
     await cloud.connect(device, { onCommand: () => new Promise(() => undefined) });
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
