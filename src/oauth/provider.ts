@@ -5,7 +5,7 @@
  * our pages. Its routes are relative to `/oauth`, where routes.ts mounts it.
  */
 import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { SCOPES } from '../core/owners.js';
 import { hashSecret, randomId, type Clock } from '../ids.js';
 import type { Store } from '../store/store.js';
@@ -45,6 +45,19 @@ function newSigningKey(): string {
   return JSON.stringify({ ...privateKey.export({ format: 'jwk' }), kid: randomId(8), use: 'sig', alg: 'RS256' });
 }
 
+/**
+ * oidc-provider's prompts, with one more reason to sign in: a session whose owner was deleted since
+ * (its consent checks read the account, and failed with a 500 on every authorization of that browser).
+ */
+function prompts(): interactionPolicy.Prompt[] {
+  const { base, Check } = interactionPolicy;
+  const policy = base();
+  policy.get('login')!.checks.add(new Check('account_gone', 'the signed-in owner no longer exists', (ctx) =>
+    ctx.oidc.session?.accountId !== undefined && ctx.oidc.account === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+  ));
+  return policy;
+}
+
 export async function createProvider(deps: ProviderDeps, issuer: string): Promise<Provider> {
   const { store, clock, accessTokenTtlSeconds } = deps;
   const cookieKey = await store.sharedSecret('oauth-cookie-key', randomId(32));
@@ -82,7 +95,7 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // Every use gives a new refresh token; oidc-provider revokes the whole grant when a used one comes back.
     rotateRefreshToken: true,
-    interactions: { url: (_ctx, interaction) => `${MOUNT}/interaction/${interaction.uid}` },
+    interactions: { policy: prompts(), url: (_ctx, interaction) => `${MOUNT}/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
       // A client revokes only its own tokens: oidc-provider refuses another client's.

@@ -151,9 +151,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { csrf, session } = await secrets();
       const hidden = csrfField(csrf, details.uid);
       if (details.prompt.name === 'login') {
-        // An owner already signed in to /account is not asked again.
+        // An owner already signed in to /account is not asked again, while that owner still exists.
         const signedIn = sessionUser(session, readCookies(request.headers.cookie).get(SESSION_COOKIE), clock.now());
-        if (signedIn && !error) {
+        if (signedIn && !error && (await store.getUser(signedIn))) {
           reply.hijack();
           return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: signedIn } }, { mergeWithLastSubmission: false });
         }
@@ -244,14 +244,15 @@ function accountRoutes(
   formOf: (request: FastifyRequest) => URLSearchParams,
   signIn: SignInCheck,
 ): void {
-  const { owners, clock, config } = ctx;
+  const { owners, clock, config, store } = ctx;
   const cookies = (request: FastifyRequest) => readCookies(request.headers.cookie);
 
   async function signedIn(request: FastifyRequest): Promise<{ userNumber: string; sessionId: string } | undefined> {
     const { session } = await secrets();
     const sessionId = cookies(request).get(SESSION_COOKIE);
     const userNumber = sessionUser(session, sessionId, clock.now());
-    return userNumber && sessionId ? { userNumber, sessionId } : undefined;
+    // A session outlives nothing: an owner deleted since is signed out.
+    return userNumber && sessionId && (await store.getUser(userNumber)) ? { userNumber, sessionId } : undefined;
   }
 
   async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string, status = 401): Promise<FastifyReply> {

@@ -7,9 +7,10 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/ids.js';
+import { demoCountry } from '../../src/regions.js';
 import { testApp } from '../helpers/app.js';
 import { OwnerAgent } from '../helpers/owner-agent.js';
-import { codeFlow as flow, linkWorld, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
+import { codeFlow as flow, EMAIL, linkWorld, PASSWORD, partner as call, tokenRequest as tokens_, type Setup } from './fixture.js';
 
 let s: Setup;
 beforeAll(async () => {
@@ -166,5 +167,38 @@ describe('what the RFCs refuse', () => {
     await store.saveOAuthRecord({ ...record, expiresAt: Date.now() - 1 });
     const expired = await tokenRequest({ grant_type: 'authorization_code', code: thirdCode, redirect_uri: s.redirectUri, code_verifier: third.verifier });
     expect(expired).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+});
+
+describe('a browser still signed in as an owner who was deleted since', () => {
+  it('is asked to sign in again, by the authorization and by /account, and links whoever signs in', async () => {
+    const { ctx } = s.test;
+    const gone = await ctx.owners.createUser(demoCountry(ctx.config.region), { email: 'gone@example.com', password: PASSWORD });
+    const agent = new OwnerAgent(s.base);
+    const authorize = async () => client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    }).href;
+    // Signed in both ways: by the authorization's session and by /account's.
+    const signIn = await agent.follow(await authorize());
+    const consentPage = await agent.submit(signIn, /\/login$/, { email: 'gone@example.com', password: PASSWORD });
+    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
+    const accountSignIn = await agent.follow('/account');
+    expect((await agent.submit(accountSignIn, /sign-in$/, { email: 'gone@example.com', password: PASSWORD })).html).toContain('Linked services');
+
+    await ctx.accounts.deleteUser(gone.userNumber);
+
+    expect((await agent.follow('/account')).html).toContain('Sign in to your account');
+    const again = await agent.follow(await authorize());
+    expect(again.status).toBe(200);
+    expect(again.html).toContain('Sign in to link your appliances to Laundry Pal');
+    // oidc-provider ends the stale session by a form its page posts at once, as a browser does.
+    const switching = await agent.submit(again, /\/login$/, { email: EMAIL, password: PASSWORD });
+    const logout = Object.fromEntries([...switching.html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const consentAgain = await agent.follow(/action="([^"]+)"/.exec(switching.html)![1]!, { form: logout });
+    expect(consentAgain.html).toContain('Laundry Pal asks to link your appliances');
   });
 });
