@@ -70,7 +70,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
   const viewerOf = (session: Session): Viewer => ({ csrfKey: keys!.csrf, sessionId: session.id });
   const startSession = (request: FastifyRequest, reply: FastifyReply, operator: boolean): Session => {
     const session = newSession(operator, ctx.clock.now());
-    setSessionCookie(request, reply, encodeSession(keys!.session, session), SESSION_TTL_MS);
+    setSessionCookie(request, reply, encodeSession(keys!.session, session), SESSION_TTL_MS, ctx.config.publicUrl);
     sessions.set(request, session);
     return session;
   };
@@ -161,7 +161,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
     });
 
     web.post('/sign-out', async (request, reply) => {
-      setSessionCookie(request, reply, '', 0);
+      setSessionCookie(request, reply, '', 0, ctx.config.publicUrl);
       return reply.redirect('/console/sign-in', 303);
     });
 

@@ -6,6 +6,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { overTls } from '../web/forwarded.js';
 
 export const SESSION_COOKIE = 'console_session';
 /** An operator's session lasts a working day. */
@@ -66,14 +67,10 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-/** Behind the TLS-terminating proxy of DESIGN A.1 the request says https in X-Forwarded-Proto. */
-function overTls(request: FastifyRequest): boolean {
-  return request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https';
-}
-
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeMs: number): void {
+/** Secure behind the TLS-terminating proxy of DESIGN A.1, read as the owner pages read it (G). */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeMs: number, publicUrl: string | null): void {
   const attributes = [`${SESSION_COOKIE}=${value}`, 'Path=/console', 'HttpOnly', 'SameSite=Lax', `Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}`];
-  if (overTls(request)) attributes.push('Secure');
+  if (overTls(request, publicUrl)) attributes.push('Secure');
   reply.header('set-cookie', attributes.join('; '));
 }
 

@@ -11,6 +11,7 @@ import { normalizeEmail, SCOPES } from '../core/owners.js';
 import { ApiError, fail } from '../errors.js';
 import { randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
+import { firstForwarded, overTls, proxiedProtocol } from '../web/forwarded.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
 import { MOUNT, PARTNER_RESOURCE } from './constants.js';
 import { SignInThrottle } from './sign-in-throttle.js';
@@ -49,16 +50,6 @@ function proxiedOrigin(request: FastifyRequest): string {
   return `${proxiedProtocol(request)}://${firstForwarded(request.headers['x-forwarded-host']) ?? request.host}`;
 }
 
-/** The scheme the client used: the first X-Forwarded-Proto, else the connection's. */
-function proxiedProtocol(request: FastifyRequest): string {
-  return firstForwarded(request.headers['x-forwarded-proto']) ?? request.protocol;
-}
-
-/** The first value of a forwarded header (a proxy chain appends its own after a comma). */
-function firstForwarded(header: string | string[] | undefined): string | undefined {
-  return (Array.isArray(header) ? header[0] : header)?.split(',')[0]?.trim() || undefined;
-}
-
 /** Hands the request to oidc-provider as if it were mounted at /oauth (it derives its URLs from `originalUrl`). */
 async function forward(oauth: LazyProvider, request: FastifyRequest, reply: FastifyReply, originalUrl: string): Promise<void> {
   const { handler } = await oauth.get(request);
@@ -67,10 +58,6 @@ async function forward(oauth: LazyProvider, request: FastifyRequest, reply: Fast
   raw.originalUrl = originalUrl;
   raw.url = originalUrl.slice(MOUNT.length) || '/';
   handler(raw, reply.raw);
-}
-
-function isSecure(request: FastifyRequest, publicUrl: string | null): boolean {
-  return proxiedProtocol(request) === 'https' || (publicUrl?.startsWith('https:') ?? false);
 }
 
 function sendPage(reply: FastifyReply, document: string, status = 200): FastifyReply {
@@ -258,7 +245,7 @@ function accountRoutes(
   async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string, status = 401): Promise<FastifyReply> {
     const { csrf } = await secrets();
     const pre = cookies(request).get(PRE_SESSION_COOKIE) ?? randomId(16);
-    reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: isSecure(request, config.publicUrl) }));
+    reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: overTls(request, config.publicUrl) }));
     const form = { action: '/account/sign-in', hidden: csrfField(csrf, pre) };
     return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error }), error ? status : 200);
   }
@@ -295,13 +282,13 @@ function accountRoutes(
     const owner = await signIn(form, reply);
     if (!('userNumber' in owner)) return showSignIn(request, reply, owner.error, owner.status);
     const value = newSession(session, owner.userNumber, clock.now());
-    reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: isSecure(request, config.publicUrl) }));
+    reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: overTls(request, config.publicUrl) }));
     return reply.redirect('/account', 303);
   });
 
   pages.post('/account/sign-out', { schema: { hide: true } }, async (request, reply) => {
     if (!(await ownerPost(request, reply))) return reply;
-    reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: isSecure(request, config.publicUrl), maxAgeSeconds: 0 }));
+    reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: overTls(request, config.publicUrl), maxAgeSeconds: 0 }));
     return reply.redirect('/account', 303);
   });
 

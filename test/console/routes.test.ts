@@ -52,6 +52,27 @@ describe('signing in', () => {
     expect(page.statusCode).toBe(200);
   });
 
+  it('sets Secure behind a chain of proxies (the first X-Forwarded-Proto) and when PUBLIC_URL is https, as the owner pages do', async () => {
+    const signInOver = async (app: TestApp['app'], headers: Record<string, string>) => {
+      const visitor = await visit(app);
+      const answer = await app.inject({
+        method: 'POST',
+        url: '/console/sign-in',
+        headers: { cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        payload: new URLSearchParams({ _csrf: visitor.csrf, token: 'test-admin-token', next: '/console' }).toString(),
+      });
+      return String(answer.headers['set-cookie']);
+    };
+    expect(await signInOver(t.app, { 'x-forwarded-proto': 'https, http' })).toMatch(/; Secure$/);
+    expect(await signInOver(t.app, { 'x-forwarded-proto': 'http' })).not.toMatch(/Secure/);
+    const published = await testApp({ settings: { PUBLIC_URL: 'https://kic-qa-ext.example.com' } });
+    try {
+      expect(await signInOver(published.app, {})).toMatch(/; Secure$/);
+    } finally {
+      await published.close();
+    }
+  });
+
   it('never sends a signed-in visitor off the console', async () => {
     const visitor = await visit(t.app);
     const answer = await visitor.post('/console/sign-in', { token: 'test-admin-token', next: '//evil.example/' });
