@@ -4,7 +4,7 @@
  * the sign-in and consent steps of an authorization (its "interactions"), and /account.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { normalizeEmail, SCOPES } from '../core/owners.js';
@@ -24,14 +24,21 @@ const FORM_LIMIT = 16 * 1024;
 class LazyProvider {
   #built: Promise<{ provider: Provider; handler: Handler }> | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly log: FastifyBaseLogger,
+  ) {}
 
   get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
     const { config, store, clock } = this.ctx;
     const issuer = config.publicUrl ?? proxiedOrigin(request);
     // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
     this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer)).then(
-      (provider) => ({ provider, handler: provider.callback() as Handler }),
+      (provider) => {
+        // oidc-provider answers its own faults with an error page; the cause would be nowhere else.
+        provider.on('server_error', (_ctx, error) => this.log.error({ err: error }, 'oauth: internal error'));
+        return { provider, handler: provider.callback() as Handler };
+      },
       (error: unknown) => {
         this.#built = undefined;
         throw error;
@@ -98,7 +105,7 @@ function waitText(seconds: number): string {
 
 export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { store, clock, owners } = ctx;
-  const oauth = new LazyProvider(ctx);
+  const oauth = new LazyProvider(ctx, app.log);
   const signIn = signInCheck(ctx);
   let keys: Promise<{ csrf: string; session: string }> | undefined;
   const secrets = () => (keys ??= Promise.all([store.sharedSecret('csrf-key', randomId(32)), store.sharedSecret('owner-session-key', randomId(32))]).then(([csrf, session]) => ({ csrf, session })));

@@ -5,7 +5,7 @@
  * scopes and sees only the devices the owner shared.
  */
 import * as client from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { testApp } from '../helpers/app.js';
@@ -200,5 +200,27 @@ describe('a browser still signed in as an owner who was deleted since', () => {
     const logout = Object.fromEntries([...switching.html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
     const consentAgain = await agent.follow(/action="([^"]+)"/.exec(switching.html)![1]!, { form: logout });
     expect(consentAgain.html).toContain('Laundry Pal asks to link your appliances');
+  });
+});
+
+describe('a fault inside the authorization server', () => {
+  it('is logged with its cause, not only answered with an error page', async () => {
+    const fault = new Error('the store is gone');
+    const read = vi.spyOn(s.test.ctx.store, 'getRedirectUris').mockRejectedValueOnce(fault);
+    const logged = vi.spyOn(s.test.app.log, 'error');
+    try {
+      const url = client.buildAuthorizationUrl(s.config, {
+        redirect_uri: s.redirectUri,
+        scope: 'devices',
+        code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      });
+      const page = await new OwnerAgent(s.base).follow(url.href);
+      expect(page.status).toBe(500);
+      expect(logged).toHaveBeenCalledWith({ err: fault }, 'oauth: internal error');
+    } finally {
+      read.mockRestore();
+      logged.mockRestore();
+    }
   });
 });
