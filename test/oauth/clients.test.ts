@@ -25,6 +25,13 @@ describe('redirect URIs (DESIGN G: exact match; loopback only in phase QA)', () 
     for (const uri of ['http://127.0.0.1:9000/cb', 'https://127.0.0.1/cb', 'https://[::1]/cb']) expect(refusal(uri, 'OP')).toMatch(/^1102 /);
   });
 
+  it('knows every name and address of loopback, not only 127.0.0.1, localhost and ::1', () => {
+    const loopback = ['https://127.0.0.2/cb', 'https://127.1/cb', 'https://2130706433/cb', 'https://app.localhost/cb', 'https://localhost./cb', 'https://[::ffff:127.0.0.1]/cb', 'https://[0:0:0:0:0:0:0:1]/cb'];
+    for (const uri of loopback) expect([uri, refusal(uri, 'OP')]).toEqual([uri, expect.stringMatching(/^1102 Redirect URIs to .* are allowed in phase QA only/)]);
+    for (const uri of loopback) expect([uri, refusal(uri.replace('https:', 'http:'), 'QA')]).toEqual([uri, null]);
+    for (const uri of ['https://127.partner.example/cb', 'https://localhost.partner.example/cb', 'https://[::ffff:10.0.0.1]/cb']) expect([uri, refusal(uri, 'OP')]).toEqual([uri, null]);
+  });
+
   it('refuses http elsewhere, fragments and what is not a URL', () => {
     expect(refusal('http://partner.example/cb', 'QA')).toBe('1102 A redirect URI must be https (or http to 127.0.0.1 or localhost); got "http://partner.example/cb".');
     expect(refusal('https://partner.example/cb#x', 'OP')).toMatch(/^1102 A redirect URI has no fragment/);
