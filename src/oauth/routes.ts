@@ -130,8 +130,13 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     pages.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, new URLSearchParams(String(body)));
     });
-    // The app's handler names the interface's bound (64 KiB); these forms have their own.
-    pages.setErrorHandler((error: Error & { code?: string }) => {
+    pages.setErrorHandler((error: Error & { code?: string }, _request, reply) => {
+      // oidc-provider's word for a page whose authorization is over: expired (1 h), finished, or its cookie gone.
+      // An owner's browser shows a page that says so, not the interface's JSON envelope.
+      if (error.name === 'SessionNotFound') {
+        return sendPage(reply, messagePage('Link expired', 'This page belongs to a request to link your appliances that has expired or is over. Go back to the app and start again.'), 400);
+      }
+      // The app's handler names the interface's bound (64 KiB); these forms have their own.
       throw error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? fail('1102', `The form is larger than ${FORM_LIMIT / 1024} KiB.`, { httpStatus: 413 }) : error;
     });
     const formOf = (request: FastifyRequest): URLSearchParams => (request.body instanceof URLSearchParams ? request.body : new URLSearchParams());

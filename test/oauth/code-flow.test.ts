@@ -203,6 +203,30 @@ describe('a browser still signed in as an owner who was deleted since', () => {
   });
 });
 
+describe('a page of an authorization that is over', () => {
+  it('says so in a page an owner reads, not in the JSON envelope', async () => {
+    const agent = new OwnerAgent(s.base);
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    const signIn = await agent.follow(url.href);
+    const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
+    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
+
+    // The back button, then Allow once more; or a page left open past the authorization's hour.
+    const again = await agent.submit(consentPage, /\/consent$/, { share: 'all' });
+    expect(again.status).toBe(400);
+    expect(again.html).toContain('<h1>Link expired</h1>');
+    const reopened = await agent.follow(new URL(signIn.url).pathname);
+    expect(reopened.status).toBe(400);
+    expect(reopened.html).toContain('Go back to the app and start again.');
+  });
+});
+
 describe('a fault inside the authorization server', () => {
   it('is logged with its cause, not only answered with an error page', async () => {
     const fault = new Error('the store is gone');
