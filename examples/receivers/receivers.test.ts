@@ -41,6 +41,23 @@ describe.each(Object.entries(RECEIVERS))('the %s receiver', (_name, start) => {
     expect(message?.pushType === 'DEVICE_STATUS' && message.event.deviceType === 'DEVICE_DRYER' && message.event.report.runState?.currentState).toBe('RUNNING');
   });
 
+  it('answers 500 when handling fails, stays up, and hands the retry on again', async () => {
+    const secret = newWebhookSecret();
+    const received: WebhookMessage[] = [];
+    let failures = 1;
+    receiver = await start({
+      secrets: [secret],
+      onMessage: (message) => {
+        if (failures-- > 0) throw new Error('the database is down');
+        received.push(message);
+      },
+    });
+    expect((await deliver(receiver.url, secret)).status).toBe(500);
+    expect((await deliver(receiver.url, secret)).status).toBe(204);
+    expect((await deliver(receiver.url, secret)).status).toBe(204);
+    expect(received).toHaveLength(1);
+  });
+
   it('refuses with 400 a body that is not the one signed, and a signature of another secret', async () => {
     const secret = newWebhookSecret();
     const received: WebhookMessage[] = [];

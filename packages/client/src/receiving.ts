@@ -19,6 +19,11 @@ export class Deduplicator {
     if (this.#seen.size > this.capacity) this.#seen.delete(this.#seen.values().next().value!);
     return true;
   }
+
+  /** Forgets an id whose handling failed, so that the server's retry of it is handled rather than dropped as a repeat. */
+  forget(webhookId: string): void {
+    this.#seen.delete(webhookId);
+  }
 }
 
 /** The (service, device) a message's sequence counts in: every message of DESIGN A.8 names both. */

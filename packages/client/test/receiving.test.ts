@@ -21,6 +21,13 @@ describe('Deduplicator', () => {
     expect(seen.firstTime('b')).toBe(false);
     expect(seen.firstTime('a')).toBe(true);
   });
+
+  it('forgets an id on request, for the retry of a message whose handling failed', () => {
+    const seen = new Deduplicator();
+    seen.firstTime('a');
+    seen.forget('a');
+    expect([seen.firstTime('a'), seen.firstTime('a')]).toEqual([true, false]);
+  });
 });
 
 describe('SequenceOrderer', () => {
