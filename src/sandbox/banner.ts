@@ -52,7 +52,7 @@ export function deviceFlowLines(world: SandboxWorld, localUrl: string): string[]
   const client = shellQuote(`${world.credentials.serviceId}:${world.credentials.serviceKey}`);
   return [
     `    curl -s -u ${client} -d 'scope=devices control push events' ${localUrl}/oauth/device_authorization`,
-    `    # open ${localUrl}/device, sign in as the owner above, enter the user_code; then, with the device_code:`,
+    `    # open ${localUrl}/device, enter the user_code, sign in as the owner above and allow; then, with the device_code:`,
     `    curl -s -u ${client} -d grant_type=urn:ietf:params:oauth:grant-type:device_code -d device_code=DEVICE_CODE ${localUrl}/oauth/token`,
   ];
 }
