@@ -69,7 +69,8 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
       return (await store.getUser(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined;
     },
     jwks: { keys: [signingKey] },
-    cookies: { keys: [cookieKey] },
+    // The owner's session is SameSite=Lax (DESIGN G), as ours is; oidc-provider's default is None, with a legacy twin.
+    cookies: { keys: [cookieKey], long: { httpOnly: true, sameSite: 'lax' } },
     pkce: { required: () => true },
     responseTypes: ['code'],
     clientAuthMethods: ['client_secret_basic', 'client_secret_post'],

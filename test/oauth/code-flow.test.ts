@@ -203,6 +203,29 @@ describe('a browser still signed in as an owner who was deleted since', () => {
   });
 });
 
+describe('the owner\'s session at the authorization server', () => {
+  it('is a cookie with HttpOnly and SameSite=Lax (DESIGN G), with no SameSite=None twin', async () => {
+    const agent = new OwnerAgent(s.base);
+    const requests = vi.spyOn(agent, 'request');
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    const signIn = await agent.follow(url.href);
+    const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
+    await agent.submit(consentPage, /\/consent$/, { share: 'all' });
+    const responses = await Promise.all(requests.mock.results.map((result) => result.value as Promise<Response>));
+    const cookies = responses.flatMap((response) => response.headers.getSetCookie());
+    const sessions = cookies.filter((line) => /^_session[.=]/.test(line));
+    expect(sessions.length).toBeGreaterThan(0);
+    for (const line of sessions) expect(line).toMatch(/; samesite=lax; httponly/i);
+    expect(cookies.filter((line) => line.includes('.legacy'))).toEqual([]);
+  });
+});
+
 describe('a page of an authorization that is over', () => {
   it('says so in a page an owner reads, not in the JSON envelope', async () => {
     const agent = new OwnerAgent(s.base);
