@@ -9,7 +9,7 @@ import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { normalizeEmail, SCOPES } from '../core/owners.js';
 import { ApiError, fail } from '../errors.js';
-import { randomId } from '../ids.js';
+import { hashSecret, randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
 import { firstForwarded, overTls, proxiedProtocol } from '../web/forwarded.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
@@ -19,6 +19,8 @@ import { cookie, newSession, PRE_SESSION_COOKIE, readCookies, sessionUser, SESSI
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const FORM_LIMIT = 16 * 1024;
+/** The cookie holding oidc-provider's session id (its default name). */
+const AUTHORIZATION_SESSION_COOKIE = '_session';
 
 /** oidc-provider, built at the first request: its issuer is PUBLIC_URL, or else that request's origin. */
 class LazyProvider {
@@ -268,6 +270,16 @@ function accountRoutes(
     return sendPage(reply, accountPage({ devices, links, csrf: csrfField(csrf, sessionId), notice }));
   }
 
+  /**
+   * Ends the authorization server's session of this browser (its record, found by its cookie as the
+   * adapter stores it): an authorization after signing out, or after another owner signed in here,
+   * would otherwise go through as the owner who signed in to it, without a page.
+   */
+  async function endAuthorizationSession(request: FastifyRequest): Promise<void> {
+    const id = cookies(request).get(AUTHORIZATION_SESSION_COOKIE);
+    if (id) await store.destroyOAuthRecord('Session', hashSecret(id));
+  }
+
   /** A signed-in owner's form post with a valid CSRF token; else the answer is sent and undefined returned. */
   async function ownerPost(request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
     const owner = await signedIn(request);
@@ -293,6 +305,7 @@ function accountRoutes(
     if (!csrfMatches(csrf, cookies(request).get(PRE_SESSION_COOKIE) ?? '', form.get(CSRF_FIELD))) return showSignIn(request, reply, 'The form expired; sign in again.');
     const owner = await signIn(form, reply);
     if (!('userNumber' in owner)) return showSignIn(request, reply, owner.error, owner.status);
+    await endAuthorizationSession(request);
     const value = newSession(session, owner.userNumber, clock.now());
     reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: overTls(request, config.publicUrl) }));
     return reply.redirect('/account', 303);
@@ -300,6 +313,7 @@ function accountRoutes(
 
   pages.post('/account/sign-out', { schema: { hide: true } }, async (request, reply) => {
     if (!(await ownerPost(request, reply))) return reply;
+    await endAuthorizationSession(request);
     reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: overTls(request, config.publicUrl), maxAgeSeconds: 0 }));
     return reply.redirect('/account', 303);
   });

@@ -182,12 +182,11 @@ describe('a browser still signed in as an owner who was deleted since', () => {
       code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
       code_challenge_method: 'S256',
     }).href;
-    // Signed in both ways: by the authorization's session and by /account's.
-    const signIn = await agent.follow(await authorize());
-    const consentPage = await agent.submit(signIn, /\/login$/, { email: 'gone@example.com', password: PASSWORD });
-    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
+    // Signed in both ways: to /account, then by the authorization's session, which that sign-in opened.
     const accountSignIn = await agent.follow('/account');
     expect((await agent.submit(accountSignIn, /sign-in$/, { email: 'gone@example.com', password: PASSWORD })).html).toContain('Linked services');
+    const consentPage = await agent.follow(await authorize());
+    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
 
     await ctx.accounts.deleteUser(gone.userNumber);
 
@@ -223,6 +222,44 @@ describe('the owner\'s session at the authorization server', () => {
     expect(sessions.length).toBeGreaterThan(0);
     for (const line of sessions) expect(line).toMatch(/; samesite=lax; httponly/i);
     expect(cookies.filter((line) => line.includes('.legacy'))).toEqual([]);
+  });
+});
+
+describe('signing out of /account, or another owner signing in there', () => {
+  const authorize = async () => client.buildAuthorizationUrl(s.config, {
+    redirect_uri: s.redirectUri,
+    scope: 'devices',
+    state: 'st',
+    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+  }).href;
+
+  /** A browser that linked the fixture's owner, then opened /account's sign-in form. */
+  async function linkedBrowser() {
+    const agent = new OwnerAgent(s.base);
+    const signIn = await agent.follow(await authorize());
+    const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
+    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
+    return { agent, accountSignIn: await agent.follow('/account') };
+  }
+
+  it('ends the authorization server\'s session too: the next authorization asks who signs in', async () => {
+    const { agent, accountSignIn } = await linkedBrowser();
+    const account = await agent.submit(accountSignIn, /sign-in$/, { email: EMAIL, password: PASSWORD });
+    await agent.submit(account, /sign-out$/, {});
+    const next = await agent.follow(await authorize());
+    expect(next.status).toBe(200);
+    expect(next.html).toContain('Sign in to link your appliances to Laundry Pal');
+  });
+
+  it('links the owner signed in last, not the one the authorization server remembered', async () => {
+    const { ctx } = s.test;
+    await ctx.owners.createUser(demoCountry(ctx.config.region), { email: 'visitor@example.com', password: PASSWORD });
+    const { agent, accountSignIn } = await linkedBrowser();
+    await agent.submit(accountSignIn, /sign-in$/, { email: 'visitor@example.com', password: PASSWORD });
+    const next = await agent.follow(await authorize());
+    expect(next.html).toContain('Laundry Pal asks to link your appliances');
+    expect(next.html).toContain('You have no device of these types yet.');
   });
 });
 
