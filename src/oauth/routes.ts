@@ -160,7 +160,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         }
         const client = await provider.Client.find(String(details.params.client_id));
         const note = `Sign in to link your appliances to ${client?.clientName ?? 'an app'}.`;
-        return sendPage(reply, signInPage({ action: interactionPath(details.uid, 'login'), hidden }, { heading: 'Sign in', note, error }), error ? (status ?? 401) : 200);
+        // A refused sign-in keeps the email typed, as any sign-in form does.
+        const email = error ? formOf(request).get('email') ?? undefined : undefined;
+        return sendPage(reply, signInPage({ action: interactionPath(details.uid, 'login'), hidden }, { heading: 'Sign in', note, error, email }), error ? (status ?? 401) : 200);
       }
       const service = await store.getService(String(details.params.client_id));
       const userNumber = details.session?.accountId;
@@ -261,7 +263,8 @@ function accountRoutes(
     const pre = cookies(request).get(PRE_SESSION_COOKIE) ?? randomId(16);
     reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: overTls(request, config.publicUrl) }));
     const form = { action: '/account/sign-in', hidden: csrfField(csrf, pre) };
-    return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error }), error ? status : 200);
+    const email = error ? formOf(request).get('email') ?? undefined : undefined;
+    return sendPage(reply, signInPage(form, { heading: 'Sign in to your account', error, email }), error ? status : 200);
   }
 
   async function showAccount(reply: FastifyReply, userNumber: string, sessionId: string, notice?: string): Promise<FastifyReply> {

@@ -32,6 +32,7 @@ describe('sign-in attempts per email', () => {
       const wrong = await signInToAccount(agent, EMAIL, 'not the password');
       expect(wrong.status).toBe(401);
       expect(wrong.html).toContain('The email or the password is wrong.');
+      expect(wrong.html).toContain(`value="${EMAIL}"`);
     }
     const refused = await signInToAccount(agent, ` ${EMAIL.toUpperCase()} `, PASSWORD);
     expect(refused.status).toBe(429);
@@ -58,6 +59,7 @@ describe('sign-in attempts per email', () => {
     const signIn = await agent.follow(url.href);
     const refused = await agent.submit(signIn, /\/login$/, { email: 'lodger@example.com', password: PASSWORD });
     expect(refused.status).toBe(429);
+    expect(refused.html).toContain('value="lodger@example.com"');
     expect(refused.html).toContain('Too many sign-in attempts for this email');
   });
 
