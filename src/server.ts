@@ -76,7 +76,7 @@ async function listen(app: App, config: Config, anyPortIfTaken: boolean): Promis
 
 /** The gateway of the settings; with `anyPortIfTaken`, a taken MQTT_PORT falls back to a free port. */
 async function startMqtt(config: Config, ctx: AppContext, app: App, anyPortIfTaken: boolean): Promise<{ gateway: Gateway; portTaken: boolean }> {
-  const deps = { config, devices: ctx.devices, store: ctx.store, logger: app.server.log, metrics: app.metrics };
+  const deps = { config, devices: ctx.devices, store: ctx.store, registrations: ctx.lookups, logger: app.server.log, metrics: app.metrics };
   try {
     return { gateway: await startGateway(deps), portTaken: false };
   } catch (error) {

@@ -163,8 +163,11 @@ export class Accounts {
   }
 
   async deleteUser(userNumber: string): Promise<void> {
+    const devices = await this.deps.store.listUserDevices(userNumber);
     const deleted = await this.deps.store.deleteUser(userNumber, this.deps.clock.now());
     await this.lookups.userChanged(userNumber);
+    // Its devices were unregistered from it (gone, unless shared): the broker cuts off a gone one's connection.
+    for (const { deviceId } of devices) await this.lookups.deviceChanged(deviceId);
     if (!deleted) throw fail('1202', `User ${userNumber} does not exist.`);
   }
 

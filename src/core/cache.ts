@@ -39,6 +39,13 @@ export interface Lookups {
   listUserDevices(userNumber: string): Promise<Device[]>;
 }
 
+/** The devices' registrations as the embedded broker checks its connections against them (gateway/broker.ts). */
+export interface DeviceRegistrations {
+  getDevice(deviceId: string): Eventually<Device | undefined>;
+  /** Calls `changed` with each device said to have changed, here or (PostgreSQL) on another node. */
+  onDeviceChanged(changed: (deviceId: string) => void): void;
+}
+
 /** What a cache reads through: the lookups, the event subscriptions, and the store's channel of their changes between processes where it has one. */
 export type LookupSource = Pick<Store, 'getService' | 'getToken' | 'getConnection' | 'getDevice' | 'listUserDevices' | 'listEventSubscriptions'> & {
   readonly capabilities: Pick<StoreCapabilities, 'crossNodeNotify'>;
@@ -115,7 +122,7 @@ export interface LookupCacheOptions {
  * reverts except by a disconnect, which is announced. From its first read it watches the changes
  * other processes publish, and forgets everything whenever some may have been missed.
  */
-export class LookupCache implements Lookups, LookupInvalidation {
+export class LookupCache implements Lookups, LookupInvalidation, DeviceRegistrations {
   readonly #services: ExpiringMap<string, Service>;
   readonly #tokens: ExpiringMap<string, AccessToken>;
   readonly #connections: ExpiringMap<string, Connection>;
@@ -138,6 +145,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
   #watching: Promise<void> | undefined;
   /** null where one process serves the database: nobody else publishes, nobody else is told. */
   readonly #notices: LookupNotices | null;
+  readonly #deviceWatchers: ((deviceId: string) => void)[] = [];
 
   constructor(private readonly store: LookupSource, options: LookupCacheOptions = {}) {
     const ttl = options.ttlMs ?? LOOKUP_TTL_MS;
@@ -220,6 +228,11 @@ export class LookupCache implements Lookups, LookupInvalidation {
     return this.#changed({ eventsOf: { serviceId, userNumber } });
   }
 
+  onDeviceChanged(changed: (deviceId: string) => void): void {
+    this.#watch();
+    this.#deviceWatchers.push(changed);
+  }
+
   /** Drops it here, and tells the other processes. */
   #changed(change: LookupChange): Promise<void> {
     this.#drop(change);
@@ -249,6 +262,7 @@ export class LookupCache implements Lookups, LookupInvalidation {
       for (const userNumber of this.#listedIn.get(deviceId) ?? []) this.#lists.delete(userNumber);
       this.#listedIn.delete(deviceId);
       this.#events.deleteWhere((held) => held.deviceIds.has(deviceId));
+      for (const changed of this.#deviceWatchers) changed(deviceId);
     }
   }
 

@@ -12,8 +12,10 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket, type Subscription } from 'aedes';
 import { encodeConnection, MAX_PAYLOAD_BYTES } from '../device-protocol/codec.js';
-import { mayPublish, maySubscribe, topicOf } from '../device-protocol/topics.js';
+import { mayPublish, maySubscribe, parseTopic, topicOf } from '../device-protocol/topics.js';
 import { hashSecret, isDeviceId, randomId, secretMatches } from '../ids.js';
+import type { DeviceRegistrations } from '../core/cache.js';
+import type { Device } from '../core/model.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Refused, type Bridge } from './bridge.js';
@@ -27,6 +29,8 @@ export interface EmbeddedBrokerOptions {
   port: number;
   host?: string;
   store: Pick<Store, 'getDevice'>;
+  /** Checked at each publish and command, and when a device is said to have changed (see `stillRegistered`). */
+  registrations: DeviceRegistrations;
   logger: GatewayLogger;
   metrics?: Pick<Metrics, 'brokerFaults'> | undefined;
   /** Where device publishes go. */
@@ -53,6 +57,15 @@ interface SessionPersistence {
 /** Why an older connection of a device ends, or its publish (its will, say) is refused. */
 const TAKEN_OVER = 'a newer connection of the device took its session over';
 
+/** Why a device's connection ends, or its publish is refused, once it was unregistered or given a new secret. */
+const NO_LONGER_REGISTERED = 'the device is no longer registered with the secret it connected with';
+
+/** The device a client authenticated as, and the secret (hashed) it did so with. */
+interface Identity {
+  deviceId: string;
+  secretHash: string;
+}
+
 /** What a device's will says, for a device whose connection ended without one. */
 const OFFLINE = encodeConnection({ online: false });
 
@@ -66,7 +79,7 @@ function isAuthenticateError(error: unknown): error is AuthenticateError {
 
 export class EmbeddedBroker {
   /** The device each authenticated client is. */
-  private readonly identities = new WeakMap<Client, string>();
+  private readonly identities = new WeakMap<Client, Identity>();
   /** Each connected device's latest session: only it speaks for the device (an older one was taken over). */
   private readonly sessions = new Map<string, Client>();
   /** MQTT 5 connections whose session ends with them (no session expiry). */
@@ -101,6 +114,10 @@ export class EmbeddedBroker {
       },
     });
     aedes.on('clientDisconnect', (client) => this.guard('clientDisconnect', client, () => this.disconnected(client), () => undefined));
+    this.options.registrations.onDeviceChanged((deviceId) => {
+      const client = this.sessions.get(deviceId);
+      if (client) this.guard('deviceChanged', client, () => this.dropIfUnregistered(client), () => undefined);
+    });
     // aedes reports failures of its own persistence as 'error' (untyped in its `on`); unheard, they would end the process.
     aedes.addListener('error', (error: unknown) => reportFault(this.reporting, 'broker', {}, error));
     const server = createServer((socket) => this.guard('connection', null, () => this.accept(aedes, socket), () => socket.destroy()));
@@ -128,12 +145,19 @@ export class EmbeddedBroker {
     return this.server?.listening ?? false;
   }
 
-  /** Publishes as the broker itself, QoS 1; resolves once the subscribers' copies are queued. */
-  publish(topic: string, payload: string): Promise<void> {
+  /**
+   * Publishes as the broker itself, QoS 1; resolves once the subscribers' copies are queued. A
+   * command never reaches a connection that no longer speaks for its device (unregistered since, or
+   * registered again with a new secret, perhaps for another owner): that one is cut off first.
+   */
+  async publish(topic: string, payload: string): Promise<void> {
+    const deviceId = parseTopic(topic)?.deviceId;
+    const client = deviceId === undefined ? undefined : this.sessions.get(deviceId);
+    if (client) await this.dropIfUnregistered(client);
     const { aedes } = this;
-    if (!aedes) return Promise.reject(new Error('the embedded broker is not running'));
+    if (!aedes) throw new Error('the embedded broker is not running');
     const packet: PublishPacket = { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false };
-    return new Promise((resolve, reject) => aedes.publish(packet, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) => aedes.publish(packet, (error) => (error ? reject(error) : resolve())));
   }
 
   /** Disconnects every client and stops listening. */
@@ -189,16 +213,17 @@ export class EmbeddedBroker {
     password: Buffer | undefined,
     answer: (error: AuthenticateError | null, success: boolean) => void,
   ): Promise<void> {
-    let deviceId: string;
+    let device: Device;
     try {
-      deviceId = await this.identify(client, username, password);
+      device = await this.identify(client, username, password);
     } catch (error) {
       if (isAuthenticateError(error)) return answer(error, false);
       throw error;
     }
+    const { deviceId } = device;
     // aedes takes the session up after authentication: a new one to be kept must find nothing of the old.
     if (this.startingOver.has(client)) await this.endSession(client);
-    this.identities.set(client, deviceId);
+    this.identities.set(client, { deviceId, secretHash: device.secretHash });
     // aedes ends the older connection of the same client id as this one is accepted; an MQTT 5 device there is told why.
     const older = this.sessions.get(deviceId);
     if (older && older !== client) disconnectWith(older.conn, REASON.sessionTakenOver, TAKEN_OVER);
@@ -206,7 +231,7 @@ export class EmbeddedBroker {
     answer(null, true);
   }
 
-  private async identify(client: Client, username: string | undefined, password: Buffer | undefined): Promise<string> {
+  private async identify(client: Client, username: string | undefined, password: Buffer | undefined): Promise<Device> {
     const secret = password?.toString('utf8') ?? '';
     const device = username !== undefined && isDeviceId(username) ? await this.options.store.getDevice(username) : undefined;
     const matches = secretMatches(secret, device?.secretHash ?? NO_DEVICE_HASH);
@@ -218,7 +243,30 @@ export class EmbeddedBroker {
       this.options.logger.warn({ deviceId: device.deviceId, clientId: client.id }, 'MQTT connection refused: the client id must be the device id');
       throw refused(5, 'the client id must be the device id');
     }
-    return device.deviceId;
+    return device;
+  }
+
+  /**
+   * Whether the device is still registered with the secret the client connected with. Read through
+   * the lookup cache: a change made on this node or told by another is seen at once, one made by
+   * another process on a SQLite file within the cache's TTL.
+   */
+  private async stillRegistered({ deviceId, secretHash }: Identity): Promise<boolean> {
+    const device = await this.options.registrations.getDevice(deviceId);
+    return device !== undefined && device.secretHash === secretHash;
+  }
+
+  /**
+   * Cuts off a connection that no longer speaks for its device, and ends its session: what it was
+   * subscribed to and what was queued for it are not for a device registered again under its id.
+   */
+  private async dropIfUnregistered(client: Client): Promise<void> {
+    const identity = this.identities.get(client);
+    if (identity === undefined || (await this.stillRegistered(identity))) return;
+    this.options.logger.warn({ deviceId: identity.deviceId }, 'MQTT connection cut: the device is no longer registered with the secret it connected with');
+    disconnectWith(client.conn, REASON.notAuthorized, NO_LONGER_REGISTERED);
+    this.endingSessions.add(client);
+    await new Promise<void>((resolve) => client.close(() => resolve()));
   }
 
   /**
@@ -235,13 +283,18 @@ export class EmbeddedBroker {
     };
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
     if (client) {
-      const deviceId = this.identities.get(client);
-      if (deviceId === undefined || !mayPublish(deviceId, packet.topic)) {
+      const identity = this.identities.get(client);
+      if (identity === undefined || !mayPublish(identity.deviceId, packet.topic)) {
         this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
         return refuse(REASON.notAuthorized, `not authorized to publish to ${packet.topic}`);
       }
       // Its will included: the device has connected again, and the new session speaks for it.
-      if (this.sessions.get(deviceId) !== client) return refuse(REASON.sessionTakenOver, TAKEN_OVER);
+      if (this.sessions.get(identity.deviceId) !== client) return refuse(REASON.sessionTakenOver, TAKEN_OVER);
+      if (!(await this.stillRegistered(identity))) {
+        this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
+        this.endingSessions.add(client);
+        return refuse(REASON.notAuthorized, NO_LONGER_REGISTERED);
+      }
     }
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false);
@@ -255,7 +308,7 @@ export class EmbeddedBroker {
   }
 
   private authorizeSubscribe(client: Client, subscription: Subscription, answer: (error: Error | null, subscription?: Subscription | null) => void): void {
-    const deviceId = this.identities.get(client);
+    const deviceId = this.identities.get(client)?.deviceId;
     if (deviceId !== undefined && maySubscribe(deviceId, subscription.topic)) return answer(null, subscription);
     this.options.logger.warn({ clientId: client.id, topic: subscription.topic }, 'MQTT subscription refused: a device may subscribe only under its own appliance/{deviceId}/');
     // A null subscription is refused in the SUBACK (0x80) without dropping the connection.
@@ -281,7 +334,7 @@ export class EmbeddedBroker {
    * keep-alive timeout, a destroyed socket); a session that a newer one took over changes nothing.
    */
   private disconnected(client: Client): void {
-    const deviceId = this.identities.get(client);
+    const deviceId = this.identities.get(client)?.deviceId;
     if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
     this.sessions.delete(deviceId);
     if (this.endingSessions.has(client)) {

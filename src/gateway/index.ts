@@ -9,6 +9,7 @@ import { unreachable, type DeviceChannel } from '../core/channel.js';
 import { RESULT_FILTER } from '../device-protocol/topics.js';
 import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
+import type { DeviceRegistrations } from '../core/cache.js';
 import type { Store } from '../store/store.js';
 import { Bridge, connectService, consumeFrom, redactUrl, type Consumer, type DeviceSink } from './bridge.js';
 import { startDeviceStream, type DeviceStream } from './device-stream.js';
@@ -37,6 +38,8 @@ export interface GatewayDeps {
   devices: DeviceSink;
   /** Devices' credentials for the embedded broker; the lease of the device stream on an external one. */
   store: Pick<Store, 'getDevice' | 'holdLease' | 'releaseLease'>;
+  /** What the embedded broker checks its connected devices against: still registered, with the secret they connected with. */
+  registrations: DeviceRegistrations;
   logger: GatewayLogger;
   metrics?: Pick<Metrics, 'reportsRejected' | 'reportsFailed' | 'brokerFaults'>;
   /** Starts the embedded broker here instead of config.mqttPort/host; port 0 = ephemeral (tests). */
@@ -112,7 +115,7 @@ async function startExternal(deps: GatewayDeps, url: string): Promise<Gateway> {
 async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: string }): Promise<Gateway> {
   const channel = new MqttCommandChannel((topic, payload): Promise<void> => broker.publish(topic, payload));
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
-  const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, logger: deps.logger, metrics: deps.metrics, bridge });
+  const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, registrations: deps.registrations, logger: deps.logger, metrics: deps.metrics, bridge });
   const port = await broker.start();
   deps.logger.info({ port }, 'MQTT gateway: embedded broker listening');
   const shutDown = async () => {

@@ -326,6 +326,17 @@ describe('LookupCache between processes', () => {
     expect(t.published).toEqual([]);
   });
 
+  it("tells those watching devices of each device change, this process's and another's, and of no other kind", async () => {
+    const t = await setup();
+    const changed: string[] = [];
+    t.cache.onDeviceChanged((deviceId) => changed.push(deviceId));
+    await t.cache.deviceChanged('D1');
+    t.watcher().changed({ deviceId: 'D2' });
+    await t.cache.userChanged('U1');
+    t.watcher().changed({ serviceId: 'S1' });
+    expect(changed).toEqual(['D1', 'D2']);
+  });
+
   it('forgets everything when changes may have been missed', async () => {
     const t = await setup();
     t.services.set('S1', service('S1'));

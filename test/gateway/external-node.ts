@@ -26,6 +26,8 @@ const gateway = await startGateway({
     setConnection: async () => undefined,
   },
   store,
+  // Devices authenticate at the external broker: nothing checks them against registrations here.
+  registrations: { getDevice: () => undefined, onDeviceChanged: () => undefined },
   logger: quiet,
   ...TEST_STREAM,
 });

@@ -84,6 +84,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
       config,
       devices: ctx.devices,
       store,
+      registrations: ctx.lookups,
       logger: app.log,
       metrics,
       deployment,

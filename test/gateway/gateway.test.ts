@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { systemClock } from '../../src/ids.js';
+import { LOOKUP_TTL_MS } from '../../src/core/cache.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
@@ -339,6 +340,48 @@ describe('embedded broker access rules (DESIGN B)', () => {
     await victimClient.report({ humidity: { currentHumidity: 45 } });
     await waitFor(async () => expect((await p.state(victim.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 45 } }));
     expect((await p.state(victim.deviceId)).version).toBe(victimBefore.version + 1);
+  });
+
+  it('cuts off a device unregistered while connected at once, and it cannot connect again', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const closed = new Promise<void>((resolve) => client.mqtt.once('close', () => resolve()));
+    await cloud.ctx.devices.unregister(device.deviceId, cloud.world.userNumber);
+    await closed;
+    await expect(DeviceClient.connect({ url: cloud.url, deviceId: device.deviceId, secret: device.secret, reconnectPeriod: 0 })).rejects.toThrow(/bad user ?name or password/i);
+  });
+
+  it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {
+    const [gone, shared] = [await cloud.addDevice(), await cloud.addDevice()];
+    const other = await cloud.ctx.accounts.createUser(cloud.world.countryCode);
+    await cloud.ctx.devices.share(shared.deviceId, other.userNumber);
+    const goneClient = await cloud.connect(gone, { reconnectPeriod: 0 });
+    const sharedClient = await cloud.connect(shared, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(shared.deviceId)).online).toBe(true));
+    const closed = new Promise<void>((resolve) => goneClient.mqtt.once('close', () => resolve()));
+    await cloud.ctx.accounts.deleteUser(cloud.world.userNumber);
+    await closed;
+    await sharedClient.report({ humidity: { currentHumidity: 45 } });
+    expect(sharedClient.mqtt.connected).toBe(true);
+    expect((await p.state(shared.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 45 } });
+  });
+
+  it('never sends a command to a connection of a device unregistered by another process since: it is cut off first', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    const commands: string[] = [];
+    client.mqtt.on('message', (topic) => commands.push(topic));
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const registered = await cloud.ctx.store.getDevice(device.deviceId);
+    // Straight in the store, as the admin CLI on the same SQLite file does: this process reads it again after the lookup TTL.
+    expect(await cloud.ctx.store.unregisterDevice(device.deviceId, cloud.world.userNumber, Date.now())).toBe(true);
+    await sleep(LOOKUP_TTL_MS + 100);
+    const closed = new Promise<void>((resolve) => client.mqtt.once('close', () => resolve()));
+    const outcome = await cloud.gateway.channel.sendCommand(registered!, {}, { airFlow: { windStrengthLevel: 'LOW' } }, 300);
+    await closed;
+    expect(outcome).toMatchObject({ ok: false, code: '2209' });
+    expect(commands).toEqual([]);
   });
 
   it("acknowledges a report only once it is stored with its event, and stores a device's reports in the order sent", async () => {

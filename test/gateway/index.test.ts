@@ -9,6 +9,7 @@ const deps = (settings: Record<string, string>): GatewayDeps => ({
   devices: { reports: async (_deviceId, reports) => reports, push: async () => undefined, setConnection: async () => undefined },
   // The external broker here refuses before any lease is asked for.
   store: { getDevice: async () => undefined, holdLease: async () => true, releaseLease: async () => undefined },
+  registrations: { getDevice: () => undefined, onDeviceChanged: () => undefined },
   logger: quiet,
 });
 const device = { deviceId: 'dev-1' } as Device;

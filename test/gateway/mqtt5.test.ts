@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { connect, connectAsync, type IConnackPacket, type IDisconnectPacket } from 'mqtt';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LOOKUP_TTL_MS } from '../../src/core/cache.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import { MAX_PACKET_BYTES } from '../../src/gateway/broker.js';
 import { connectProtocolLevel, Mqtt5Translation, REASON, speakingMqtt5 } from '../../src/gateway/mqtt5.js';
@@ -263,6 +264,19 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     expect([packet.reasonCode, packet.properties?.reasonString]).toEqual([REASON.notAuthorized, `not authorized to publish to ${topicOf(victim.deviceId, 'state')}`]);
     await waitFor(async () => expect((await state(intruder.deviceId)).online).toBe(false));
     expect((await state(victim.deviceId)).status).not.toMatchObject({ humidity: { currentHumidity: 99 } });
+  });
+
+  it('tells a device unregistered by another process that it is not authorized (0x87) at its next publish, which is not stored', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
+    // Straight in the store, as the admin CLI on the same SQLite file does: this process is not told, and reads it again after the lookup TTL.
+    expect(await cloud.ctx.store.unregisterDevice(device.deviceId, cloud.world.userNumber, Date.now())).toBe(true);
+    await sleep(LOOKUP_TTL_MS + 100);
+    const disconnected = new Promise<IDisconnectPacket>((resolve) => client.mqtt.once('disconnect', resolve));
+    client.mqtt.publish(topicOf(device.deviceId, 'state'), '{"humidity":{"currentHumidity":99}}', { qos: 1 });
+    const packet = await disconnected;
+    expect([packet.reasonCode, packet.properties?.reasonString]).toEqual([REASON.notAuthorized, 'the device is no longer registered with the secret it connected with']);
   });
 
   it('tells the older connection of a device that a newer one took its session over (0x8E), and the device stays online', async () => {
