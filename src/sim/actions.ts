@@ -105,7 +105,10 @@ export function actionsFor(model: CatalogModel): Record<string, string> {
 
 function pickPart(draft: DeviceDraft, location: string | undefined): Part {
   const part = draft.part(location);
-  if (!part) throw new ActionRefused(`args.location must be one of ${draft.parts.map((p) => p.location).join(', ')}; got ${JSON.stringify(location)}`);
+  if (!part) {
+    const locations = draft.parts.flatMap((p) => (p.location === undefined ? [] : [p.location]));
+    throw new ActionRefused(locations.length ? `args.location must be one of ${locations.join(', ')}; got ${JSON.stringify(location)}` : `args.location is not taken: this device has no locations; got ${JSON.stringify(location)}`);
+  }
   return part;
 }
 
