@@ -108,7 +108,9 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.post<Params>('/devices/:deviceId/time-scale', async (request, reply) => {
     const raw = field(request.body, 'scale') ?? '';
     const outcome = await outcomeOf(async () => {
-      ctx.simulator.setTimeScale(raw.trim() === '' ? Number.NaN : Number(raw));
+      const scale = Number(raw);
+      // Text that is no finite number is refused as typed, not as the NaN or Infinity it becomes.
+      ctx.simulator.setTimeScale(raw.trim() !== '' && Number.isFinite(scale) ? scale : raw);
       return `Time scale set to ${ctx.simulator.timeScale}.`;
     });
     return sendOutcome(reply, await devicePage(deps, deps.viewer(request), request.params.deviceId, outcome), outcome);

@@ -6,6 +6,7 @@
  * scenarios. Its I/O (devices, store listings, clock, scheduler) is passed in.
  */
 import { commandFor, getModel, listReadable, mergeStatus, parsedProfile, valueAt } from '../catalog/index.js';
+import { show } from '../catalog/values.js';
 import type { CatalogModel, DeviceStatus, JsonObject } from '../catalog/types.js';
 import type { CommandOutcome, DeviceChannel } from '../core/channel.js';
 import type { Devices } from '../core/devices.js';
@@ -91,7 +92,8 @@ export class Simulator implements DeviceChannel {
   }
 
   /** Changes the speed at once: the next minute comes one new period from now. */
-  setTimeScale(scale: number): void {
+  /** A scale as given (a number, or the text a form sent that is none), refused with 1102 unless it is one. */
+  setTimeScale(scale: unknown): void {
     this.scale = checkedScale(scale);
     if (this.loop === 'running' && this.cancelTick) {
       this.cancelTick();
@@ -304,9 +306,9 @@ export class Simulator implements DeviceChannel {
   }
 }
 
-function checkedScale(scale: number): number {
-  if (!Number.isFinite(scale) || scale <= 0 || scale > MAX_TIME_SCALE) {
-    throw fail('1102', `scale must be a number above 0 and at most ${MAX_TIME_SCALE} (1 = real time); got ${JSON.stringify(scale)}`);
+function checkedScale(scale: unknown): number {
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > MAX_TIME_SCALE) {
+    throw fail('1102', `scale must be a number above 0 and at most ${MAX_TIME_SCALE} (1 = real time); got ${show(scale)}`);
   }
   return scale;
 }

@@ -204,6 +204,11 @@ describe('forms', () => {
     const scaled = await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: '60' });
     expect(scaled.body).toContain('Time scale set to 60.');
     expect(t.ctx.simulator.timeScale).toBe(60);
+    for (const typed of ['abc', '1e309']) {
+      const refusedScale = await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: typed });
+      expect(refusedScale.body).toContain(`got &quot;${typed}&quot;`);
+    }
+    expect(t.ctx.simulator.timeScale).toBe(60);
   });
 
   it('answers an unknown device with its refusal as a page', async () => {

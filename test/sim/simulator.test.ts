@@ -46,6 +46,7 @@ describe('the simulator', () => {
     expect(await stateOf(washer)).toEqual(['RUNNING', 30]);
     expect(() => w.ctx.simulator.setTimeScale(0)).toThrow(expect.objectContaining({ code: '1102' }));
     expect(() => w.ctx.simulator.setTimeScale(Number.NaN)).toThrow(expect.objectContaining({ code: '1102' }));
+    expect(() => w.ctx.simulator.setTimeScale('abc')).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number above 0 and at most 10000 (1 = real time); got "abc"' }));
   });
 
   it('stops cleanly: no minute is left scheduled, and the minute in flight finishes reporting first', async () => {
@@ -104,6 +105,12 @@ describe('the simulator', () => {
     const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
     await expect(w.ctx.simulator.act(washer, 'start', { minutes: -1 })).rejects.toMatchObject({ code: '1102', message: 'args.minutes must be a whole number of minutes ≥ 1; got -1' });
     await expect(w.ctx.simulator.act(washer, 'pause')).rejects.toMatchObject({ code: '1102', message: 'pause is not possible now: nothing is running (runState.currentState is "INITIAL")' });
+    await expect(w.ctx.simulator.act(washer, 'start', { location: 'MINI' })).rejects.toMatchObject({ code: '1102', message: 'args.location must be one of MAIN; got "MINI"' });
+    const dehumidifier = await w.add('DEVICE_DEHUMIDIFIER');
+    await expect(w.ctx.simulator.act(dehumidifier, 'empty-bucket', { location: 'MAIN' })).rejects.toMatchObject({
+      code: '1102',
+      message: 'args.location is not taken: this device has no locations; got "MAIN"',
+    });
   });
 
   it('keeps what a command set when the command lands while a minute is being reported', async () => {
