@@ -10,6 +10,7 @@ import { DEVICE_TYPES } from '../catalog/index.js';
 import { baseUrl, type Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { demoCountry } from '../regions.js';
+import { proxiedProtocol } from '../web/forwarded.js';
 import { componentRef as ref, typeSchemas, type JsonSchema } from './catalog-schemas.js';
 import { messageComponents, webhooksSection } from './webhooks.js';
 
@@ -144,7 +145,7 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  */
 export function withServers(document: unknown, request: FastifyRequest, config: Pick<Config, 'region' | 'phase' | 'domain'>): Record<string, unknown> {
   const host = request.headers.host;
-  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  const scheme = proxiedProtocol(request) === 'https' ? 'https' : 'http';
   const here = typeof host === 'string' && HOST.test(host) ? [{ url: `${scheme}://${host}`, description: 'This server, as your request reached it' }] : [];
   return { ...(document as Record<string, unknown>), servers: [...here, { url: baseUrl(config), description: 'The public base URL of this deployment' }] };
 }

@@ -57,6 +57,9 @@ describe('the published contract', () => {
     expect(doc.servers.map((s) => s.url)).toEqual(['http://partner.test:8080', 'https://kic-qa-ext.appliance-cloud.example']);
     const proxied = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'api.partner.test', 'x-forwarded-proto': 'https' } })).json();
     expect(proxied.servers[0].url).toBe('https://api.partner.test');
+    // A chain of proxies appends its own after the first, the client's.
+    const chained = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'api.partner.test', 'x-forwarded-proto': 'https, http' } })).json();
+    expect(chained.servers[0].url).toBe('https://api.partner.test');
     const odd = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'a b"<x>' } })).json();
     expect(odd.servers.map((s: { url: string }) => s.url)).toEqual(['https://kic-qa-ext.appliance-cloud.example']);
   });
