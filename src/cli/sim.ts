@@ -5,9 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { isMqttUrl } from '../config.js';
+import { ConfigError, isMqttUrl } from '../config.js';
 import { DEVICE_TYPES, listModels } from '../catalog/index.js';
 import { ApiError, fail } from '../errors.js';
+import { redactUrl } from '../gateway/bridge.js';
 import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
 import { callAdmin, targetOf, type Target } from './target.js';
@@ -90,14 +91,21 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       } else {
         throw fail('1102', 'Say which devices: --user <userNumber> to register new ones, or --devices <file> for registered ones.');
       }
+      const started = { mqttUrl: options.mqttUrl, devices };
       const fleet = await startFleet({
         mqttUrl: options.mqttUrl!,
         protocolVersion,
         devices,
         timeScale,
         onError: (error, deviceId) => process.stderr.write(`device ${deviceId}: ${error instanceof Error ? error.message : String(error)}\n`),
+      }).catch((error: unknown) => {
+        // Devices registered just now have their secrets nowhere else: printed, they can connect later with --devices.
+        const registered = options.devices === undefined;
+        if (registered) process.stdout.write(`${JSON.stringify(started)}\n`);
+        const why = error instanceof Error ? error.message : String(error);
+        throw new ConfigError(`--mqtt-url ${redactUrl(options.mqttUrl!)}: ${why}${registered ? '; the devices registered are printed above, to connect later with --devices <file>' : ''}`);
       });
-      process.stdout.write(`${JSON.stringify({ mqttUrl: options.mqttUrl, devices })}\n`);
+      process.stdout.write(`${JSON.stringify(started)}\n`);
       // The MQTT connections keep the process alive until a signal stops the fleet.
       const onSignal = () => {
         process.off('SIGTERM', onSignal).off('SIGINT', onSignal);

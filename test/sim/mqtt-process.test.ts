@@ -3,14 +3,14 @@
  * appliances register through the admin API, connect to the server's embedded broker with their
  * secrets, answer a partner's control over MQTT, and report what their engine computes.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newMessageId } from '../../src/ids.js';
-import { exitCode, startCli, stdoutUntil } from '../cli/process.js';
+import { exitCode, runCli, startCli, stdoutUntil } from '../cli/process.js';
 
 const ADMIN_TOKEN = 'sim-mqtt-admin-token';
 const MAIN = { location: { locationName: 'MAIN' } };
@@ -143,5 +143,25 @@ describe('sim devices: virtual appliances as MQTT clients in a process of their 
       await until(() => admin('GET', `/devices/${deviceId}`), (d) => d.online === false, `${deviceId} offline`);
     }
     expect((await partner('GET', `/devices/${devices[0]!.deviceId}`)).error!.code).toBe('1222');
+  }, 60_000);
+
+  it('prints the devices it registered when they cannot connect, which connect later with --devices, and exits 2 with one line', async () => {
+    const { userNumber } = await admin('POST', '/users', { countryCode: 'KR' });
+    const failed = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--user', userNumber, '--types', 'DEVICE_CEILING_FAN', '--url', url, '--admin-token', ADMIN_TOKEN]);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^appliance-cloud: --mqtt-url mqtt:\/\/127\.0\.0\.1:1: device \S+ could not connect: connect ECONNREFUSED 127\.0\.0\.1:1; the devices registered are printed above, to connect later with --devices <file>$/),
+    ]);
+    const printed = JSON.parse(failed.stdout.trim()) as { devices: { deviceId: string; secret: string }[] };
+    const file = join(dir, 'devices.json');
+    writeFileSync(file, JSON.stringify(printed.devices));
+    const sim = startCli(['sim', 'devices', '--mqtt-url', mqttUrl, '--devices', file], { LOG_LEVEL: 'warn' });
+    try {
+      await stdoutUntil(sim, /\n/);
+      expect((await admin('GET', `/devices/${printed.devices[0]!.deviceId}`)).online).toBe(true);
+    } finally {
+      sim.kill('SIGTERM');
+    }
+    expect(await exitCode(sim)).toBe(0);
   }, 60_000);
 });

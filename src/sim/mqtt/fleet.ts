@@ -91,7 +91,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
 
   try {
-    await inBatches(devices, options.connectConcurrency ?? DEFAULT_CONNECT_CONCURRENCY, (device, i) => connectOne(device, options.devices[i]!.secret));
+    await inBatches(devices, options.connectConcurrency ?? DEFAULT_CONNECT_CONCURRENCY, (device, i) =>
+      connectOne(device, options.devices[i]!.secret).catch((error: unknown) => {
+        throw new Error(`device ${device.deviceId} could not connect: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }),
+    );
     await simulator.start();
   } catch (error) {
     await stop();
