@@ -50,7 +50,7 @@ class RequestRecorder extends LogController {
     const route = request.routeOptions.url ?? 'unknown';
     this.metrics.httpDuration.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     this.log.request({
-      messageId: request.headers['x-message-id'],
+      messageId: request.freshMessageId ?? request.headers['x-message-id'],
       serviceId: request.partner?.service.serviceId,
       route: `${request.method} ${route}`,
       status: reply.statusCode,
@@ -84,6 +84,8 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     // While draining, installErrorHandling answers 503 as an envelope.
     return503OnClosing: false,
   });
+  // Set only on the rare request that needs a fresh id; declared here so that every request has the same shape.
+  server.decorateRequest('freshMessageId', null);
   server.server.on('connect', connectRefusal(clock));
   server.server.on('checkExpectation', expectationRefusal(clock));
   writeResponsesAtTurnEnd(server.server);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newMessageId } from '../src/ids.js';
 import { createLog, TurnBatchedStream, type RequestLogFields } from '../src/logging.js';
 import { exitCode, startCli, stdoutUntil } from './cli/process.js';
 
@@ -81,13 +82,23 @@ describe('a server at LOG_LEVEL=info', () => {
   });
 
   it('writes one line per request with its messageId, serviceId, route, status and duration', async () => {
-    const lines = stdoutUntil(child, /"messageId":"log-test-2"[^\n]*\n/);
-    await fetch(`${base}/devices`, { headers: { 'x-message-id': 'log-test-1' } });
-    await fetch(`${base}/health`, { headers: { 'x-message-id': 'log-test-2' } });
+    const [first, second] = [newMessageId(), newMessageId()];
+    const lines = stdoutUntil(child, new RegExp(`"messageId":"${second}"[^\n]*\n`));
+    await fetch(`${base}/devices`, { headers: { 'x-message-id': first } });
+    await fetch(`${base}/health`, { headers: { 'x-message-id': second } });
     const logged = (await lines).split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
     expect(logged).toHaveLength(2);
-    expect(logged[0]).toMatchObject({ level: 30, messageId: 'log-test-1', route: 'GET /devices', status: 400 });
-    expect(logged[1]).toMatchObject({ messageId: 'log-test-2', route: 'GET /health', status: 200 });
+    expect(logged[0]).toMatchObject({ level: 30, messageId: first, route: 'GET /devices', status: 400 });
+    expect(logged[1]).toMatchObject({ messageId: second, route: 'GET /health', status: 200 });
     for (const line of logged) expect(line.durationMs).toBeGreaterThan(0);
+  });
+
+  it('names a request without a well-formed x-message-id by the fresh id its answer carries', async () => {
+    for (const headers of [{}, { 'x-message-id': 'not-an-id' }] as Record<string, string>[]) {
+      const logged = stdoutUntil(child, /"route":"GET \/health"[^\n]*\n/);
+      const answered = (await (await fetch(`${base}/health`, { headers })).json()) as { messageId: string };
+      const line = JSON.parse((await logged).split('\n').find((l) => l.includes('"msg":"request"'))!) as { messageId: string };
+      expect(line.messageId).toBe(answered.messageId);
+    }
   });
 });

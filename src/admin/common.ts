@@ -9,7 +9,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { quote } from '../api/checks.js';
-import { envelopeMessageId, success } from '../api/envelope.js';
+import { requestMessageId, success } from '../api/envelope.js';
 import { fail } from '../errors.js';
 import { isDeviceId, type Clock } from '../ids.js';
 
@@ -25,7 +25,7 @@ export type AdminApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpres
 
 /** The success envelope of DESIGN A.3, echoing the request's x-message-id when it has a valid one. */
 export function answer<T>(request: FastifyRequest, clock: Clock, response: T) {
-  return success(envelopeMessageId(request.headers['x-message-id']), response, clock);
+  return success(requestMessageId(request), response, clock);
 }
 
 /** A device id of a path or a command line, refused as the partner interface refuses it (1224) rather than looked up. */

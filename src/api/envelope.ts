@@ -2,13 +2,28 @@
  * The response envelope of DESIGN A.3, and its schemas: every answer of the partner and admin
  * interfaces is `{messageId, timestamp, response}` or `{messageId, timestamp, error: {code, message}}`.
  */
+import type { FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { formatTimestamp, isMessageId, newMessageId, type Clock } from '../ids.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The id the envelope gave a request without a well-formed x-message-id: its log line names it too (DESIGN E). */
+    freshMessageId: string | null;
+  }
+}
+
 /** The request's x-message-id when it is well formed, else a fresh one (the envelope's id is always valid). */
 export function envelopeMessageId(header: string | string[] | undefined): string {
   return typeof header === 'string' && isMessageId(header) ? header : newMessageId();
+}
+
+/** `envelopeMessageId` of a request Fastify serves: a fresh one is kept, so that the answer and the log line share it. */
+export function requestMessageId(request: FastifyRequest): string {
+  const header = request.headers['x-message-id'];
+  if (typeof header === 'string' && isMessageId(header)) return header;
+  return (request.freshMessageId ??= newMessageId());
 }
 
 export function success<T>(messageId: string, response: T, clock: Clock): { messageId: string; timestamp: string; response: T } {

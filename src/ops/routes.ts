@@ -5,7 +5,7 @@ import { adminAuthorizer } from '../admin/routes.js';
 import { baseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { fail } from '../errors.js';
-import { envelopeMessageId, Envelope, errorResponses, success } from '../api/envelope.js';
+import { Envelope, errorResponses, requestMessageId, success } from '../api/envelope.js';
 import type { Metrics } from '../metrics.js';
 
 export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metrics, readiness: { broker: () => boolean }): void {
@@ -17,7 +17,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
       operationId: 'getHealth', security: [], summary: 'Alive', tags: ['operations'],
       response: { 200: Envelope(Type.Object({ status: Type.Literal('ok'), baseUrl: Type.String(), version: Type.String(), region: Type.String(), phase: Type.String() })) },
     },
-  }, async (request) => success(envelopeMessageId(request.headers['x-message-id']), {
+  }, async (request) => success(requestMessageId(request), {
     status: 'ok' as const, baseUrl: baseUrl(config), version: config.version, region: config.region, phase: config.phase,
   }, clock));
 
@@ -30,7 +30,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext, metrics: Metric
     const storeUp = await store.ping().then(() => true, () => false);
     const brokerUp = readiness.broker();
     if (!storeUp || !brokerUp) throw fail('2000', `Not ready: store ${storeUp ? 'up' : 'down'}, broker ${brokerUp ? 'up' : 'down'}.`, { httpStatus: 503 });
-    return success(envelopeMessageId(request.headers['x-message-id']), { store: true, broker: true }, clock);
+    return success(requestMessageId(request), { store: true, broker: true }, clock);
   });
 
   // What the process counts is for its operators, not for anyone who can reach the public port.

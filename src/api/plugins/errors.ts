@@ -12,7 +12,7 @@ import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, Fast
 import { ApiError, fail, type ErrorCode } from '../../errors.js';
 import { newMessageId, type Clock } from '../../ids.js';
 import { quote } from '../checks.js';
-import { envelopeMessageId, failure } from '../envelope.js';
+import { envelopeMessageId, failure, requestMessageId } from '../envelope.js';
 
 interface ValidationIssue {
   keyword: string;
@@ -62,7 +62,7 @@ export function toApiError(error: FastifyError | ApiError | Error): ApiError {
 }
 
 function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError, clock: Clock): FastifyReply {
-  const messageId = envelopeMessageId(request.headers['x-message-id']);
+  const messageId = requestMessageId(request);
   return reply.code(error.httpStatus).headers(error.headers).send(failure(messageId, error.code, error.message, clock));
 }
 
