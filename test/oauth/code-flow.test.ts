@@ -22,6 +22,12 @@ const codeFlow = (scope: string, share: 'all' | string[]) => flow(s, scope, shar
 const partner = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
 const tokenRequest = (form: Record<string, string>, secret?: string) => tokens_(s, form, secret);
 
+/** An authorization request of the fixture's service for `devices`, with a fresh PKCE challenge. */
+async function authorizationUrl(redirectUri = s.redirectUri): Promise<string> {
+  const challenge = await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier());
+  return client.buildAuthorizationUrl(s.config, { redirect_uri: redirectUri, scope: 'devices', state: 'st', code_challenge: challenge, code_challenge_method: 'S256' }).href;
+}
+
 describe('the authorization server metadata (RFC 8414)', () => {
   it('names the endpoints, PKCE S256, the grants and the scopes', async () => {
     const metadata = s.config.serverMetadata();
@@ -129,13 +135,8 @@ describe('the code flow with PKCE', () => {
 
 describe('what the RFCs refuse', () => {
   it('an unregistered redirect_uri: an error page, never a redirect to it', async () => {
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: `${s.base}/elsewhere`,
-      scope: 'devices',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    });
-    const page = await new OwnerAgent(s.base).follow(url.href);
+    const url = await authorizationUrl(`${s.base}/elsewhere`);
+    const page = await new OwnerAgent(s.base).follow(url);
     expect(page.status).toBe(400);
     expect(page.html).toContain('redirect_uri');
   });
@@ -175,23 +176,16 @@ describe('a browser still signed in as an owner who was deleted since', () => {
     const { ctx } = s.test;
     const gone = await ctx.owners.createUser(demoCountry(ctx.config.region), { email: 'gone@example.com', password: PASSWORD });
     const agent = new OwnerAgent(s.base);
-    const authorize = async () => client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    }).href;
     // Signed in both ways: to /account, then by the authorization's session, which that sign-in opened.
     const accountSignIn = await agent.follow('/account');
     expect((await agent.submit(accountSignIn, /sign-in$/, { email: 'gone@example.com', password: PASSWORD })).html).toContain('Linked services');
-    const consentPage = await agent.follow(await authorize());
+    const consentPage = await agent.follow(await authorizationUrl());
     expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
 
     await ctx.accounts.deleteUser(gone.userNumber);
 
     expect((await agent.follow('/account')).html).toContain('Sign in to your account');
-    const again = await agent.follow(await authorize());
+    const again = await agent.follow(await authorizationUrl());
     expect(again.status).toBe(200);
     expect(again.html).toContain('Sign in to link your appliances to Laundry Pal');
     // oidc-provider ends the stale session by a form its page posts at once, as a browser does.
@@ -206,14 +200,8 @@ describe('the owner\'s session at the authorization server', () => {
   it('is a cookie with HttpOnly and SameSite=Lax (DESIGN G), with no SameSite=None twin', async () => {
     const agent = new OwnerAgent(s.base);
     const requests = vi.spyOn(agent, 'request');
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    });
-    const signIn = await agent.follow(url.href);
+    const url = await authorizationUrl();
+    const signIn = await agent.follow(url);
     const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
     await agent.submit(consentPage, /\/consent$/, { share: 'all' });
     const responses = await Promise.all(requests.mock.results.map((result) => result.value as Promise<Response>));
@@ -226,18 +214,10 @@ describe('the owner\'s session at the authorization server', () => {
 });
 
 describe('signing out of /account, or another owner signing in there', () => {
-  const authorize = async () => client.buildAuthorizationUrl(s.config, {
-    redirect_uri: s.redirectUri,
-    scope: 'devices',
-    state: 'st',
-    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-    code_challenge_method: 'S256',
-  }).href;
-
   /** A browser that linked the fixture's owner, then opened /account's sign-in form. */
   async function linkedBrowser() {
     const agent = new OwnerAgent(s.base);
-    const signIn = await agent.follow(await authorize());
+    const signIn = await agent.follow(await authorizationUrl());
     const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
     expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
     return { agent, accountSignIn: await agent.follow('/account') };
@@ -247,7 +227,7 @@ describe('signing out of /account, or another owner signing in there', () => {
     const { agent, accountSignIn } = await linkedBrowser();
     const account = await agent.submit(accountSignIn, /sign-in$/, { email: EMAIL, password: PASSWORD });
     await agent.submit(account, /sign-out$/, {});
-    const next = await agent.follow(await authorize());
+    const next = await agent.follow(await authorizationUrl());
     expect(next.status).toBe(200);
     expect(next.html).toContain('Sign in to link your appliances to Laundry Pal');
   });
@@ -257,7 +237,7 @@ describe('signing out of /account, or another owner signing in there', () => {
     await ctx.owners.createUser(demoCountry(ctx.config.region), { email: 'visitor@example.com', password: PASSWORD });
     const { agent, accountSignIn } = await linkedBrowser();
     await agent.submit(accountSignIn, /sign-in$/, { email: 'visitor@example.com', password: PASSWORD });
-    const next = await agent.follow(await authorize());
+    const next = await agent.follow(await authorizationUrl());
     expect(next.html).toContain('Laundry Pal asks to link your appliances');
     expect(next.html).toContain('You have no device of these types yet.');
   });
@@ -266,14 +246,8 @@ describe('signing out of /account, or another owner signing in there', () => {
 describe('a page of an authorization that is over', () => {
   it('says so in a page an owner reads, not in the JSON envelope', async () => {
     const agent = new OwnerAgent(s.base);
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    });
-    const signIn = await agent.follow(url.href);
+    const url = await authorizationUrl();
+    const signIn = await agent.follow(url);
     const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
     expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
 
@@ -293,13 +267,8 @@ describe('a fault inside the authorization server', () => {
     const read = vi.spyOn(s.test.ctx.store, 'getRedirectUris').mockRejectedValueOnce(fault);
     const logged = vi.spyOn(s.test.app.log, 'error');
     try {
-      const url = client.buildAuthorizationUrl(s.config, {
-        redirect_uri: s.redirectUri,
-        scope: 'devices',
-        code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-        code_challenge_method: 'S256',
-      });
-      const page = await new OwnerAgent(s.base).follow(url.href);
+      const url = await authorizationUrl();
+      const page = await new OwnerAgent(s.base).follow(url);
       expect(page.status).toBe(500);
       expect(logged).toHaveBeenCalledWith({ err: fault }, 'oauth: internal error');
     } finally {
