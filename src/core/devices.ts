@@ -83,6 +83,7 @@ export class Devices {
     if (!model) throw fail('1102', `modelName ${JSON.stringify(input.modelName)} is not a model of ${input.deviceType} in the catalog.`);
     const deviceId = input.deviceId ?? newDeviceId();
     if (!isDeviceId(deviceId)) throw fail('1102', `deviceId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got ${JSON.stringify(deviceId)}.`);
+    checkAlias(input.alias);
     if (input.groupId !== undefined && !WASHTOWER_HALVES.has(input.deviceType)) {
       throw fail('1102', 'groupId is only for DEVICE_WASHTOWER_WASHER and DEVICE_WASHTOWER_DRYER.');
     }
@@ -271,6 +272,7 @@ export class Devices {
 
   /** Renames a device; records DEVICE_ALIAS_CHANGED. */
   async rename(deviceId: string, alias: string): Promise<Device> {
+    checkAlias(alias);
     const device = await this.deps.store.renameDevice(deviceId, alias, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
     if (!device) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
@@ -344,4 +346,9 @@ async function whileStatusMoves<T>(write: (first: boolean) => Promise<T>): Promi
       await sleep(Math.random() * tries);
     }
   }
+}
+
+/** An alias is what a partner shows its user for the device: spaces alone would show nothing. */
+function checkAlias(alias: string): void {
+  if (alias.trim() === '') throw fail('1102', `alias must have a character other than spaces; got ${JSON.stringify(alias)}.`);
 }

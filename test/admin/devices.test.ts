@@ -82,6 +82,7 @@ describe('admin: devices (DESIGN D)', () => {
     it('refuses a missing or empty alias, other fields, and an unknown device', async () => {
       expect(await error(admin('PATCH', `/admin/devices/${fan}`, {}))).toEqual([400, { code: '1101', message: 'alias is missing.' }]);
       expect(await error(admin('PATCH', `/admin/devices/${fan}`, { alias: '' }))).toEqual([400, { code: '1102', message: 'alias must NOT have fewer than 1 characters.' }]);
+      expect(await error(admin('PATCH', `/admin/devices/${fan}`, { alias: ' \t ' }))).toEqual([400, { code: '1102', message: 'alias must have a character other than spaces; got " \\t ".' }]);
       expect(await error(admin('PATCH', `/admin/devices/${fan}`, { alias: 'x', online: false }))).toEqual([400, { code: '1102', message: 'body may not contain "online".' }]);
       expect(await error(admin('PATCH', '/admin/devices/nothing', { alias: 'x' }))).toEqual([404, { code: '1205', message: 'Device nothing is not registered.' }]);
     });

@@ -170,6 +170,7 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       [{ alias: 'x' }, '1101', 'deviceType is missing.'],
       [{ deviceType: 'DEVICE_DRYER' }, '1101', 'alias is missing.'],
       [{ deviceType: 'DEVICE_DRYER', alias: '' }, '1102', 'alias must NOT have fewer than 1 characters.'],
+      [{ deviceType: 'DEVICE_DRYER', alias: '   ' }, '1102', 'alias must have a character other than spaces; got "   ".'],
       [{ deviceType: 'DEVICE_DRYER', alias: 'x', modelName: 'NO-SUCH-MODEL' }, '1102', 'modelName "NO-SUCH-MODEL" is not a model of DEVICE_DRYER in the catalog.'],
       [{ deviceType: 'DEVICE_DRYER', alias: 'x', deviceId: 'bad id' }, '1102', 'deviceId must be 1 to 128 of A-Z, a-z, 0-9, _ and -; got "bad id".'],
       [{ deviceType: 'DEVICE_DRYER', alias: 'x', groupId: 'g' }, '1102', 'groupId is only for DEVICE_WASHTOWER_WASHER and DEVICE_WASHTOWER_DRYER.'],
