@@ -26,6 +26,8 @@ export interface AccountsArea {
   getToken(tokenHash: string): Promise<AccessToken | undefined>;
 
   getConnection(serviceId: string, userNumber: string): Promise<Connection | undefined>;
+  /** The user's connections, oldest first: every service that can reach the user's devices, by consent or by an admin token. */
+  listConnections(userNumber: string): Promise<Connection[]>;
   /** Marks the device list loaded (and the lifecycle subscription on) if it was not already. */
   markDeviceListLoaded(serviceId: string, userNumber: string, at: number): Promise<void>;
   /**

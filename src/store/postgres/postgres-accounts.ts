@@ -157,6 +157,14 @@ async function getConnection(sql: Sql, serviceId: string, userNumber: string): P
   );
 }
 
+async function listConnections(sql: Sql, userNumber: string): Promise<Connection[]> {
+  return sql.all<Connection>(
+    `SELECT service_id AS "serviceId", user_number AS "userNumber", device_list_loaded_at AS "deviceListLoadedAt"
+     FROM connections WHERE user_number = $1 ORDER BY created_at, service_id COLLATE "C"`,
+    userNumber,
+  );
+}
+
 async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<void> {
   await sql.run(
     'UPDATE connections SET device_list_loaded_at = $1 WHERE service_id = $2 AND user_number = $3 AND device_list_loaded_at IS NULL',
@@ -187,6 +195,6 @@ async function revokeTokens(sql: Sql, where: string, params: string[], at: numbe
 export function postgresAccounts(sql: Sql): AccountsArea {
   return area(sql, {
     createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
-    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
+    createToken, getToken, getConnection, listConnections, markDeviceListLoaded, disconnect,
   });
 }

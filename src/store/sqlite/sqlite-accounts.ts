@@ -156,6 +156,12 @@ function getConnection(sql: Sql, serviceId: string, userNumber: string): Connect
   return row && toConnection(row);
 }
 
+function listConnections(sql: Sql, userNumber: string): Connection[] {
+  return sql
+    .all<ConnectionRow>('SELECT service_id, user_number, device_list_loaded_at FROM connections WHERE user_number = ? ORDER BY created_at, service_id', userNumber)
+    .map(toConnection);
+}
+
 function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, at: number): void {
   sql.run(
     'UPDATE connections SET device_list_loaded_at = ? WHERE service_id = ? AND user_number = ? AND device_list_loaded_at IS NULL',
@@ -186,6 +192,6 @@ function revokeTokens(sql: Sql, where: string, params: string[], at: number): vo
 export function sqliteAccounts(sql: Sql): AccountsArea {
   return area(sql, {
     createService, getService, listServices, updateService, rotateWebhookSecret, createUser, getUser, deleteUser,
-    createToken, getToken, getConnection, markDeviceListLoaded, disconnect,
+    createToken, getToken, getConnection, listConnections, markDeviceListLoaded, disconnect,
   });
 }

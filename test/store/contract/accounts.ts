@@ -112,6 +112,22 @@ export function accountsContract(open: () => Promise<Store>): void {
       expect(await store().getConnection('S1', 'U1')).toEqual({ serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: T0 });
     });
 
+    it("lists the user's connections oldest first, made by a token or by a consent, and not another user's", async () => {
+      for (const serviceId of ['S1', 'S2', 'S3']) await addService(store(), serviceId);
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await connect(store(), 'S2', 'U1', true, T0);
+      await store().saveDeviceShare({ serviceId: 'S1', userNumber: 'U1', grantId: 'G1', scopes: ['devices'], deviceIds: null, createdAt: T0 + 1 });
+      await connect(store(), 'S3', 'U2', false, T0);
+      expect(await store().listConnections('U1')).toEqual([
+        { serviceId: 'S2', userNumber: 'U1', deviceListLoadedAt: T0 },
+        { serviceId: 'S1', userNumber: 'U1', deviceListLoadedAt: null },
+      ]);
+      await store().disconnect('S2', 'U1', T0 + 2);
+      expect((await store().listConnections('U1')).map((c) => c.serviceId)).toEqual(['S1']);
+      expect(await store().listConnections('nobody')).toEqual([]);
+    });
+
     it('rejects a token for an unknown user and stores nothing', async () => {
       await addService(store(), 'S1');
       await expect(store().createToken({ tokenHash: 'h1', userNumber: 'ghost', serviceId: 'S1', expiresAt: T0 + HOUR }, T0)).rejects.toThrow();
