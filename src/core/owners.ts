@@ -6,7 +6,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { fail } from '../errors.js';
 import type { Clock } from '../ids.js';
-import type { DeviceShare } from '../store/areas/oauth.js';
 import type { Device, Service, User } from './model.js';
 import type { Store } from '../store/store.js';
 import type { Accounts } from './accounts.js';
@@ -59,10 +58,14 @@ export function normalizeEmail(email: string): string {
 /** Compared against when the email is unknown, so that a wrong email takes as long as a wrong password; made at the first need. */
 let decoyHash: Promise<string> | undefined;
 
-/** A linked service as the owner's account page shows it. */
+/** A service that can reach the owner's devices, as the owner's account page shows it. */
 export interface Link {
-  share: DeviceShare;
   service: Service;
+  /** `operator`: connected by an admin token, which carries every scope and sees every device of the service's allowed types. */
+  linkedBy: 'consent' | 'operator';
+  scopes: readonly string[];
+  /** null: every device of the service's allowed types, later ones too. */
+  deviceIds: string[] | null;
 }
 
 export class Owners {
@@ -136,18 +139,28 @@ export class Owners {
     await this.deps.lookups.userChanged(userNumber);
   }
 
-  /** The services the owner linked, oldest first; a service gone since is left out. */
+  /**
+   * The services linked to the owner: those consented to, oldest first, then those the operator
+   * connected without a consent; a service gone since is left out.
+   */
   async links(userNumber: string): Promise<Link[]> {
-    const shares = await this.deps.store.listDeviceShares(userNumber);
+    const [shares, connections] = await Promise.all([this.deps.store.listDeviceShares(userNumber), this.deps.store.listConnections(userNumber)]);
+    const consented = new Set(shares.map((share) => share.serviceId));
+    const wanted: (Omit<Link, 'service'> & { serviceId: string })[] = [
+      ...shares.map(({ serviceId, scopes, deviceIds }) => ({ serviceId, linkedBy: 'consent' as const, scopes, deviceIds })),
+      ...connections
+        .filter(({ serviceId }) => !consented.has(serviceId))
+        .map(({ serviceId }) => ({ serviceId, linkedBy: 'operator' as const, scopes: SCOPES, deviceIds: null })),
+    ];
     const links: Link[] = [];
-    for (const share of shares) {
-      const service = await this.deps.store.getService(share.serviceId);
-      if (service) links.push({ share, service });
+    for (const { serviceId, ...link } of wanted) {
+      const service = await this.deps.store.getService(serviceId);
+      if (service) links.push({ service, ...link });
     }
     return links;
   }
 
-  /** Takes the consent back: the effect of DELETE /user/service (the service's tokens answer 1202). */
+  /** Unlinks a service, consented to or connected by the operator: the effect of DELETE /user/service (its tokens answer 1202). */
   async unlink(userNumber: string, serviceId: string): Promise<void> {
     await this.deps.accounts.disconnect(serviceId, userNumber);
   }

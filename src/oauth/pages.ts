@@ -111,10 +111,16 @@ export interface AccountView {
 }
 
 function sharedDevices(link: Link, devices: Device[]): Html {
-  const { deviceIds } = link.share;
+  const { deviceIds } = link;
   if (deviceIds === null) return html`all of the types it may see, including later ones`;
   const names = devices.filter((d) => deviceIds.includes(d.deviceId)).map((d) => d.alias);
   return html`${names.length ? names.join(', ') : 'none'}`;
+}
+
+/** The service's name; one the owner never consented to says who linked it, as the owner may not know it. */
+function serviceName(link: Link): Html {
+  if (link.linkedBy === 'consent') return html`${link.service.name}`;
+  return html`${link.service.name}<br><span class="muted">linked by the operator, not by your consent</span>`;
 }
 
 export function accountPage(view: AccountView): string {
@@ -133,7 +139,7 @@ ${devices.length === 0 ? html`<p class="muted">No device is registered to you.</
 <h2>Linked services</h2>
 ${links.length === 0 ? html`<p class="muted">No service is linked to your appliances.</p>` : html`<table>
 <thead><tr><th scope="col">Service</th><th scope="col">May</th><th scope="col">Sees</th><th scope="col"></th></tr></thead>
-<tbody>${links.map((link) => html`<tr><td>${link.service.name}</td><td>${link.share.scopes.join(', ')}</td><td>${sharedDevices(link, devices)}</td><td>
+<tbody>${links.map((link) => html`<tr><td>${serviceName(link)}</td><td>${link.scopes.join(', ')}</td><td>${sharedDevices(link, devices)}</td><td>
 <form method="post" action="/account/services/${link.service.serviceId}/unlink">${csrf}
 <button type="submit" aria-label="Unlink ${link.service.name}">Unlink</button></form></td></tr>`)}</tbody></table>`}
 <form method="post" action="/account/sign-out">${csrf}<p><button type="submit" class="secondary">Sign out</button></p></form>`,

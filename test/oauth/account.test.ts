@@ -1,0 +1,80 @@
+/**
+ * /account lists every service that can reach the owner's devices (DESIGN G): those the owner
+ * consented to, and those the operator connected with an admin token, which carry every scope and
+ * see every device of their allowed types. Unlinking either is DELETE /user/service for the pair.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CSRF_FIELD } from '../../src/web/csrf.js';
+import { callAdmin } from '../helpers/app.js';
+import { OwnerAgent } from '../helpers/owner-agent.js';
+import { codeFlow, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
+
+let s: Setup;
+beforeAll(async () => {
+  s = await linkWorld();
+}, 60_000);
+afterAll(() => s?.test.close());
+
+/** An admin token for the pair, as the sandbox links its demo service to the demo user. */
+async function adminToken(serviceId: string): Promise<string> {
+  const res = await callAdmin(s.test.app, 'POST', `/admin/users/${s.userNumber}/tokens`, { serviceId });
+  expect(res.statusCode).toBe(200);
+  return res.json().response.accessToken as string;
+}
+
+async function signedIn() {
+  const agent = new OwnerAgent(s.base);
+  const account = await agent.submit(await agent.follow('/account'), /sign-in$/, { email: EMAIL, password: PASSWORD });
+  expect(account.html).toContain('<h2>Linked services</h2>');
+  return { agent, account };
+}
+
+/** The table row of the service named so. */
+function rowOf(html: string, name: string): string | undefined {
+  return [...html.matchAll(/<tr>[\s\S]*?<\/tr>/g)].map((m) => m[0]).find((row) => row.startsWith(`<tr><td>${name}`));
+}
+
+describe('a service the operator linked with an admin token', () => {
+  it('is listed with every scope and all devices of its types, and Unlink disconnects it: its token answers 1202', async () => {
+    const { service, serviceKey } = await s.test.ctx.accounts.createService({ name: 'Oven Watch', allowedDevices: ['DEVICE_OVEN'] });
+    const ovenWatch = { ...s, serviceId: service.serviceId, serviceKey };
+    const token = await adminToken(service.serviceId);
+    expect((await partner(ovenWatch, 'GET', '/devices', token)).json().response.map((d: { deviceId: string }) => d.deviceId)).toEqual([s.oven]);
+    expect((await partner(ovenWatch, 'POST', `/push/${s.oven}`, token)).statusCode).toBe(200);
+
+    const { agent, account } = await signedIn();
+    const row = rowOf(account.html, 'Oven Watch');
+    expect(row).toContain('linked by the operator, not by your consent');
+    expect(row).toContain('<td>devices, control, push, events</td>');
+    expect(row).toContain('<td>all of the types it may see, including later ones</td>');
+    const unlink = new RegExp(`/account/services/${service.serviceId}/unlink$`);
+
+    // The same CSRF-protected form as a consented service's.
+    const forged = await agent.request(`/account/services/${service.serviceId}/unlink`, { form: { [CSRF_FIELD]: 'forged' } });
+    expect(forged.status).toBe(403);
+    expect((await partner(ovenWatch, 'GET', '/devices', token)).statusCode).toBe(200);
+
+    const after = await agent.submit(account, unlink, {});
+    expect(after.url).toBe(`${s.base}/account`);
+    expect(rowOf(after.html, 'Oven Watch')).toBeUndefined();
+    expect((await partner(ovenWatch, 'GET', '/devices', token)).json().error.code).toBe('1202');
+    expect(await s.test.ctx.store.listPushSubscriptions(service.serviceId, s.userNumber)).toEqual([]);
+    expect(await s.test.ctx.store.getConnection(service.serviceId, s.userNumber)).toBeUndefined();
+  });
+});
+
+describe('a service both consented to and linked by the operator', () => {
+  it('is listed once, as the owner consented', async () => {
+    await codeFlow(s, 'devices', [s.washer]);
+    await adminToken(s.serviceId);
+
+    const { agent, account } = await signedIn();
+    expect(account.html.match(/aria-label="Unlink Laundry Pal"/g)).toHaveLength(1);
+    const row = rowOf(account.html, 'Laundry Pal');
+    expect(row).toContain('<td>devices</td><td>Washer</td>');
+    expect(row).not.toContain('linked by the operator');
+
+    const after = await agent.submit(account, new RegExp(`/account/services/${s.serviceId}/unlink$`), {});
+    expect(after.html).toContain('No service is linked to your appliances.');
+  });
+});
