@@ -1,8 +1,9 @@
 /**
  * The owner's pages in a real browser (Debian's Chromium through playwright-core): signing in and
  * consenting to a subset of devices by keyboard-reachable labels, then /account, where a rename and
- * an unlink take effect; the service sees exactly the consented devices, then nothing (1202). Past
- * five wrong passwords for one email, the sign-in page says how long to wait.
+ * an unlink take effect; the service sees exactly the consented devices, then nothing (1202). A
+ * service the operator linked with an admin token is listed there too, and unlinked the same way.
+ * Past five wrong passwords for one email, the sign-in page says how long to wait.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,6 +77,28 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
     await page.getByRole('button', { name: 'Unlink Laundry Pal' }).click();
     await page.getByText('No service is linked to your appliances.').waitFor();
     expect((await partner(s, 'GET', '/devices', tokens.access_token)).json().error.code).toBe('1202');
+  });
+
+  it('lists a service the operator linked with an admin token, with every scope, and unlinks it', async () => {
+    const { service, serviceKey } = await s.test.ctx.accounts.createService({ name: 'Oven Watch', allowedDevices: ['DEVICE_OVEN'] });
+    const ovenWatch = { ...s, serviceId: service.serviceId, serviceKey };
+    const { accessToken } = await s.test.ctx.accounts.issueToken(s.userNumber, service.serviceId);
+    expect((await partner(ovenWatch, 'GET', '/devices', accessToken)).statusCode).toBe(200);
+
+    const page = await browser.newPage();
+    await page.goto(`${s.base}/account`);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Linked services' }).waitFor();
+    const row = await page.getByRole('row', { name: /Oven Watch/ }).textContent();
+    expect(row).toContain('linked by the operator, not by your consent');
+    expect(row).toContain('devices, control, push, events');
+    await page.screenshot({ path: join(SHOTS, 'account-operator-link.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Unlink Oven Watch' }).click();
+    await page.getByText('No service is linked to your appliances.').waitFor();
+    expect((await partner(ovenWatch, 'GET', '/devices', accessToken)).json().error.code).toBe('1202');
   });
 
   it('says how long to wait once an email had five wrong passwords', async () => {
