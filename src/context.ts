@@ -77,7 +77,7 @@ function createSimulator(config: Config, store: Store, clock: Clock, devices: De
 /** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */
 function callbackGuard(config: Config): CallbackGuard {
   try {
-    return createAddressGuard({ phase: config.phase, allowList: config.deliveryAllowList }).checkUrl;
+    return createAddressGuard({ phase: config.phase, allowList: config.deliveryAllowList }).checkSetting;
   } catch (error) {
     throw new ConfigError(`DELIVERY_ALLOW_LIST: ${error instanceof Error ? error.message : String(error)}`);
   }

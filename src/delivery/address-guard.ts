@@ -19,6 +19,11 @@ export type UrlCheck = { ok: true } | { ok: false; reason: string };
 
 export interface AddressGuard {
   checkUrl(url: string): UrlCheck;
+  /**
+   * `checkUrl` for a URL being set, which also refuses what every lookup of its name would:
+   * localhost and its subdomains, loopback by definition (RFC 6761).
+   */
+  checkSetting(url: string): UrlCheck;
   /** For undici's `connect: { lookup }`: resolves like dns.lookup and drops refused addresses. */
   lookup: LookupFunction;
 }
@@ -82,23 +87,34 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
     return kind === undefined ? undefined : { kind, inside };
   };
 
+  const checkUrl = (url: string): UrlCheck => {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return { ok: false, reason: 'not a valid absolute URL' };
+    }
+    const schemes = phase === 'OP' ? ['https:'] : ['http:', 'https:'];
+    if (!schemes.includes(parsed.protocol)) {
+      return { ok: false, reason: `phase ${phase} accepts only ${schemes.join(' or ')} callback URLs` };
+    }
+    const host = bareHost(parsed.hostname);
+    const refused = isIP(host) ? refusal(host) : undefined;
+    if (!refused) return { ok: true };
+    const inside = refused.inside === undefined ? '' : ` (${refused.inside} inside)`;
+    return { ok: false, reason: `${host} is ${/^[aeiou]/.test(refused.kind) ? 'an' : 'a'} ${refused.kind} address${inside}, refused in phase ${phase}` };
+  };
+
   return {
-    checkUrl(url) {
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        return { ok: false, reason: 'not a valid absolute URL' };
+    checkUrl,
+
+    checkSetting(url) {
+      const check = checkUrl(url);
+      const host = check.ok ? bareHost(new URL(url).hostname) : '';
+      if (isLocalhostName(host) && !allowedHosts.has(host) && refusal('127.0.0.1')) {
+        return { ok: false, reason: `${host} is a loopback name (RFC 6761), refused in phase ${phase}` };
       }
-      const schemes = phase === 'OP' ? ['https:'] : ['http:', 'https:'];
-      if (!schemes.includes(parsed.protocol)) {
-        return { ok: false, reason: `phase ${phase} accepts only ${schemes.join(' or ')} callback URLs` };
-      }
-      const host = bareHost(parsed.hostname);
-      const refused = isIP(host) ? refusal(host) : undefined;
-      if (!refused) return { ok: true };
-      const inside = refused.inside === undefined ? '' : ` (${refused.inside} inside)`;
-      return { ok: false, reason: `${host} is ${/^[aeiou]/.test(refused.kind) ? 'an' : 'a'} ${refused.kind} address${inside}, refused in phase ${phase}` };
+      return check;
     },
 
     lookup(hostname, options, callback) {
@@ -118,9 +134,9 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
   };
 }
 
-/** One-off check of a callback URL's scheme and literal address, e.g. when a service registers it. */
+/** One-off check of a callback URL being set (a service registers it): its scheme, literal address and loopback names. */
 export function checkCallbackUrl(url: string, settings: GuardSettings): UrlCheck {
-  return createAddressGuard(settings).checkUrl(url);
+  return createAddressGuard(settings).checkSetting(url);
 }
 
 function describe(refusal: Refusal | undefined): string {
@@ -182,6 +198,10 @@ function isHostName(entry: string): boolean {
 }
 
 /** Lower-case, without IPv6 brackets or the root's trailing dot, as hosts are compared. */
+function isLocalhostName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
 function bareHost(host: string): string {
   return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }

@@ -210,6 +210,7 @@ describe('admin: callback URLs are judged when set (DESIGN C, J)', () => {
     ['callbackUrl', 'https://127.0.0.1:8443/hooks', '127.0.0.1 is a loopback address, refused in phase OP'],
     ['eventCallbackUrl', 'https://10.1.2.3/events', '10.1.2.3 is a private address, refused in phase OP'],
     ['callbackUrl', 'https://[::1]/hooks', '::1 is a loopback address, refused in phase OP'],
+    ['eventCallbackUrl', 'https://hooks.localhost/events', 'hooks.localhost is a loopback name (RFC 6761), refused in phase OP'],
     ['callbackUrl', 'https://[64:ff9b::a00:1]/hooks', '64:ff9b::a00:1 is a private address (10.0.0.1 inside), refused in phase OP'],
     ['eventCallbackUrl', 'https://169.254.169.254/latest', '169.254.169.254 is a link-local (cloud metadata) address, refused in phase OP'],
   ] as const;

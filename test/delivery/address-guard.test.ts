@@ -48,6 +48,15 @@ describe('checkCallbackUrl', () => {
     expect(!result.ok && result.reason).toContain(kind);
   });
 
+  it('refuses localhost and its subdomains in OP as the loopback they are (RFC 6761), unless allow-listed', () => {
+    for (const host of ['localhost', 'LOCALHOST.', 'hooks.localhost']) {
+      expect(checkCallbackUrl(`https://${host}/hook`, OP)).toEqual({ ok: false, reason: `${host.toLowerCase().replace(/\.$/, '')} is a loopback name (RFC 6761), refused in phase OP` });
+      expect(checkCallbackUrl(`http://${host}:3000/hook`, QA)).toEqual({ ok: true });
+    }
+    expect(checkCallbackUrl('https://localhost/hook', { phase: 'OP', allowList: ['localhost'] })).toEqual({ ok: true });
+    expect(checkCallbackUrl('https://localhost.example.com/hook', OP)).toEqual({ ok: true });
+  });
+
   it('names the kind of address with its article', () => {
     expect(checkCallbackUrl('https://0.0.0.0/hook', OP)).toEqual({ ok: false, reason: '0.0.0.0 is an unspecified address, refused in phase OP' });
     expect(checkCallbackUrl('https://10.1.2.3/hook', OP)).toEqual({ ok: false, reason: '10.1.2.3 is a private address, refused in phase OP' });
