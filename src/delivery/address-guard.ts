@@ -57,6 +57,7 @@ const REFUSED_RANGES: readonly { cidr: string; kind: string; inQa: boolean }[] =
 ];
 
 const RULES = REFUSED_RANGES.map((range) => ({ ...range, list: blockListOf([range.cidr]) }));
+const LOOPBACK = blockListOf(REFUSED_RANGES.filter((range) => range.kind === 'loopback').map((range) => range.cidr));
 
 /** IPv6 forms that carry an IPv4 address: the 16-bit groups they start with, and where the IPv4 sits. */
 const EMBEDDINGS: readonly { prefix: readonly number[]; at: number }[] = [
@@ -198,6 +199,18 @@ function isHostName(entry: string): boolean {
 }
 
 /** Lower-case, without IPv6 brackets or the root's trailing dot, as hosts are compared. */
+/**
+ * Whether a URL's host is this machine: a loopback address (an IPv4 one inside an IPv6 form too), or
+ * localhost and its subdomains, loopback by definition (RFC 6761).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = bareHost(hostname);
+  if (isLocalhostName(host)) return true;
+  if (!isIP(host)) return false;
+  const address = embeddedIpv4(host) ?? host;
+  return LOOPBACK.check(address, family(address));
+}
+
 function isLocalhostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }

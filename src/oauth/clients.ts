@@ -1,16 +1,7 @@
 /** Calling services as OAuth clients (DESIGN G): where an authorization may send the owner back. */
 import type { Phase } from '../config.js';
+import { isLoopbackHost } from '../delivery/address-guard.js';
 import { fail } from '../errors.js';
-
-/**
- * Whether a URL's host is this machine: all of 127.0.0.0/8 and ::1 (also as an IPv4-mapped address),
- * and localhost with its subdomains (RFC 6761), a trailing dot or not. The URL parser has already
- * written IPv4 in dotted decimal and IPv6 in its shortest form.
- */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/\.$/, '');
-  return host === 'localhost' || host.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(host) || host === '[::1]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
-}
 
 /** Refuses (1102) a redirect URI a phase does not allow: https only in OP, and never to loopback there; http to loopback also in QA. */
 export function checkRedirectUri(uri: string, phase: Phase): void {
@@ -22,10 +13,10 @@ export function checkRedirectUri(uri: string, phase: Phase): void {
   }
   if (url.hash) throw fail('1102', `A redirect URI has no fragment; got ${JSON.stringify(uri)}.`);
   // An owner's browser in production has nothing of the partner's on its own machine (DESIGN G).
-  if (isLoopback(url.hostname) && phase !== 'QA') {
+  if (isLoopbackHost(url.hostname) && phase !== 'QA') {
     throw fail('1102', `Redirect URIs to ${url.hostname} are allowed in phase QA only; got ${JSON.stringify(uri)}.`);
   }
   if (url.protocol === 'https:') return;
-  if (url.protocol === 'http:' && isLoopback(url.hostname)) return;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return;
   throw fail('1102', `A redirect URI must be https${phase === 'QA' ? ' (or http to 127.0.0.1 or localhost)' : ''}; got ${JSON.stringify(uri)}.`);
 }
