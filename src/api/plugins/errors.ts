@@ -172,7 +172,7 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): NoRout
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.httpStatus === 500) request.log.error({ err: error, messageId: request.headers['x-message-id'] }, 'internal error');
+    if (apiError.httpStatus === 500) request.log.error({ err: error, messageId: requestMessageId(request) }, 'internal error');
     return sendError(request, reply, apiError, clock);
   });
 
