@@ -165,6 +165,17 @@ export class Owners {
     await this.deps.accounts.disconnect(serviceId, userNumber);
   }
 
+  /**
+   * The authorization server revoked a grant (a refresh token used twice, a code replayed, the
+   * service's RFC 7009 revocation of a refresh token): the consent it stood for is gone, so the pair
+   * is unlinked as from /account (DESIGN G, J), and messages about the owner's devices stop. A grant
+   * no share holds (replaced by a later consent, or unlinked already) changes nothing.
+   */
+  async grantRevoked(grantId: string): Promise<void> {
+    const share = await this.deps.store.getDeviceShareByGrant(grantId);
+    if (share) await this.deps.accounts.disconnect(share.serviceId, share.userNumber);
+  }
+
   /** Renames one of the owner's devices (DEVICE_ALIAS_CHANGED); 1205 for a device not theirs. */
   async renameDevice(userNumber: string, deviceId: string, alias: string): Promise<void> {
     const device = await this.deps.store.getDevice(deviceId);

@@ -30,7 +30,11 @@ async function clientOf(store: Store, serviceId: string): Promise<AdapterPayload
   };
 }
 
-export function storeAdapter(store: Store, clock: Clock): AdapterFactory {
+/**
+ * oidc-provider's storage over the store. `grantRevoked` is awaited when a grant is destroyed, which
+ * oidc-provider does only when it revokes one.
+ */
+export function storeAdapter(store: Store, clock: Clock, grantRevoked: (grantId: string) => Promise<void>): AdapterFactory {
   return (model: string): Adapter => {
     const toPayload = (id: string | undefined, record: { payload: string; consumedAt: number | null } | undefined): AdapterPayload | undefined => {
       if (!record) return undefined;
@@ -69,6 +73,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterFactory {
       },
       async destroy(id) {
         await store.destroyOAuthRecord(model, hashSecret(id));
+        if (model === 'Grant') await grantRevoked(id);
       },
       async revokeByGrantId(grantId) {
         await store.revokeOAuthGrant(grantId);

@@ -21,6 +21,8 @@ export interface ProviderDeps {
   store: Store;
   clock: Clock;
   accessTokenTtlSeconds: number;
+  /** A grant was revoked: Owners.grantRevoked. */
+  grantRevoked(grantId: string): Promise<void>;
 }
 
 /** The form oidc-provider built for a device-flow page: its action and its own CSRF field, reused in ours. */
@@ -59,12 +61,12 @@ function prompts(): interactionPolicy.Prompt[] {
 }
 
 export async function createProvider(deps: ProviderDeps, issuer: string): Promise<Provider> {
-  const { store, clock, accessTokenTtlSeconds } = deps;
+  const { store, clock, accessTokenTtlSeconds, grantRevoked } = deps;
   const cookieKey = await store.sharedSecret('oauth-cookie-key', randomId(32));
   const signingKey = JSON.parse(await store.sharedSecret('oauth-signing-key', newSigningKey())) as Record<string, string>;
 
   const configuration: Configuration = {
-    adapter: storeAdapter(store, clock),
+    adapter: storeAdapter(store, clock, grantRevoked),
     async findAccount(_ctx, sub) {
       return (await store.getUser(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined;
     },

@@ -32,10 +32,11 @@ class LazyProvider {
   ) {}
 
   get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
-    const { config, store, clock } = this.ctx;
+    const { config, store, clock, owners } = this.ctx;
     const issuer = config.publicUrl ?? proxiedOrigin(request);
     // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
-    this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider({ store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds }, issuer)).then(
+    const deps = { store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds, grantRevoked: (grantId: string) => owners.grantRevoked(grantId) };
+    this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider(deps, issuer)).then(
       (provider) => {
         // oidc-provider answers its own faults with an error page; the cause would be nowhere else.
         provider.on('server_error', (_ctx, error) => this.log.error({ err: error }, 'oauth: internal error'));

@@ -1,7 +1,7 @@
 /**
  * DESIGN G with a real OAuth client (openid-client) against the app listening on an ephemeral port:
- * the code flow with PKCE, refresh with rotation, a replayed refresh token revoking the grant,
- * revocation, and the refusals the RFCs prescribe; the partner interface takes the tokens with their
+ * the code flow with PKCE, refresh with rotation, a replayed refresh token or code revoking the grant
+ * and with it the owner's link, revocation, and the refusals the RFCs prescribe; the partner interface takes the tokens with their
  * scopes and sees only the devices the owner shared.
  */
 import * as client from 'openid-client';
@@ -57,6 +57,18 @@ describe('the authorization server metadata (RFC 8414)', () => {
   });
 });
 
+/**
+ * The owner's consent is gone with its grant (DESIGN G, J): /account lists the service no more, and
+ * the pair's subscriptions went as by DELETE /user/service, so no message about the devices follows.
+ */
+async function expectUnlinked(): Promise<void> {
+  const { store, owners } = s.test.ctx;
+  expect(await store.getDeviceShare(s.serviceId, s.userNumber)).toBeUndefined();
+  expect(await store.getConnection(s.serviceId, s.userNumber)).toBeUndefined();
+  expect(await store.listPushSubscriptions(s.serviceId, s.userNumber)).toEqual([]);
+  expect((await owners.links(s.userNumber)).map((link) => link.service.serviceId)).not.toContain(s.serviceId);
+}
+
 describe('the code flow with PKCE', () => {
   it('gives tokens whose scopes and shared devices the partner interface enforces', async () => {
     const { callback, verifier, state } = await codeFlow('devices push', [s.washer]);
@@ -108,11 +120,12 @@ describe('the code flow with PKCE', () => {
     for (const [method, url, scope] of routes) expect([method, url, await missingScope(method, url)]).toEqual([method, url, scope]);
   });
 
-  it('rotates refresh tokens; a used one coming back revokes the whole grant', async () => {
-    const { callback, verifier, state } = await codeFlow('devices', 'all');
+  it('rotates refresh tokens; a used one coming back revokes the whole grant, which unlinks the pair', async () => {
+    const { callback, verifier, state } = await codeFlow('devices push', 'all');
     const first = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
     const list = await partner('GET', '/devices', first.access_token);
     expect(list.json().response.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual([s.washer, s.fridge].sort());
+    expect((await partner('POST', `/push/${s.fridge}`, first.access_token)).statusCode).toBe(200);
 
     const second = await client.refreshTokenGrant(s.config, first.refresh_token!);
     expect(second.refresh_token).not.toBe(first.refresh_token);
@@ -121,6 +134,15 @@ describe('the code flow with PKCE', () => {
     await expect(client.refreshTokenGrant(s.config, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await partner('GET', '/devices', second.access_token)).json().error.code).toBe('1103');
     await expect(client.refreshTokenGrant(s.config, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expectUnlinked();
+  });
+
+  it('a code used twice revokes the grant it gave (RFC 6749 4.1.2), which unlinks the pair', async () => {
+    const { callback, verifier, state } = await codeFlow('devices', 'all');
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    await expect(client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await partner('GET', '/devices', tokens.access_token)).json().error.code).toBe('1103');
+    await expectUnlinked();
   });
 
   it('revokes an access token (RFC 7009)', async () => {
@@ -128,8 +150,11 @@ describe('the code flow with PKCE', () => {
     const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
     await client.tokenRevocation(s.config, tokens.access_token);
     expect((await partner('GET', '/devices', tokens.access_token)).json().error.code).toBe('1103');
+    expect(await s.test.ctx.store.getDeviceShare(s.serviceId, s.userNumber)).toBeDefined();
     await client.tokenRevocation(s.config, tokens.refresh_token!);
     await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    // A refresh token revoked revokes its grant (oidc-provider), and so the consent it stood for.
+    await expectUnlinked();
   });
 });
 

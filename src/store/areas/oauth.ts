@@ -63,6 +63,8 @@ export interface OAuthArea {
    */
   saveDeviceShare(share: DeviceShare): Promise<void>;
   getDeviceShare(serviceId: string, userNumber: string): Promise<DeviceShare | undefined>;
+  /** The share the grant was given as, while it is the pair's; undefined for a grant no share holds. */
+  getDeviceShareByGrant(grantId: string): Promise<DeviceShare | undefined>;
   /** The user's linked services, oldest link first. */
   listDeviceShares(userNumber: string): Promise<DeviceShare[]>;
   /**

@@ -80,6 +80,7 @@ export function postgresOAuth(sql: Sql): OAuthArea {
       });
     },
     getDeviceShare: (serviceId, userNumber) => sql.one<DeviceShare>(`${SHARE} WHERE service_id = $1 AND user_number = $2`, serviceId, userNumber),
+    getDeviceShareByGrant: (grantId) => sql.one<DeviceShare>(`${SHARE} WHERE grant_id = $1`, grantId),
     listDeviceShares: (userNumber) => sql.all<DeviceShare>(`${SHARE} WHERE user_number = $1 ORDER BY created_at, service_id COLLATE "C"`, userNumber),
     deleteDeviceShare: (serviceId, userNumber) => sql.transaction((tx) => deleteShare(tx, serviceId, userNumber)),
 

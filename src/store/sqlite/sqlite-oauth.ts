@@ -113,6 +113,10 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
       const row = sql.one<ShareRow>(`${SHARE} WHERE service_id = ? AND user_number = ?`, serviceId, userNumber);
       return row && toShare(row);
     },
+    async getDeviceShareByGrant(grantId) {
+      const row = sql.one<ShareRow>(`${SHARE} WHERE grant_id = ?`, grantId);
+      return row && toShare(row);
+    },
     async listDeviceShares(userNumber) {
       return sql.all<ShareRow>(`${SHARE} WHERE user_number = ? ORDER BY created_at, service_id`, userNumber).map(toShare);
     },

@@ -60,8 +60,12 @@ export function oauthContract(open: () => Promise<Store>): void {
     await store().saveOAuthRecord(record('RefreshToken', 'r1', { grantId: 'G1' }));
     await store().saveOAuthRecord(record('AccessToken', 't1', { grantId: 'G1' }));
 
+    expect(await store().getDeviceShareByGrant('G1')).toEqual(share);
     await store().saveDeviceShare({ ...share, grantId: 'G2', deviceIds: null, createdAt: T0 + 1 });
     expect(await store().listDeviceShares('U1')).toEqual([{ ...share, grantId: 'G2', deviceIds: null, createdAt: T0 + 1 }]);
+    // The earlier grant no longer stands for the pair.
+    expect(await store().getDeviceShareByGrant('G1')).toBeUndefined();
+    expect(await store().getDeviceShareByGrant('G2')).toMatchObject({ serviceId: 'S1', userNumber: 'U1', grantId: 'G2' });
     expect(await store().findOAuthRecord('RefreshToken', 'r1', T0)).toBeUndefined();
     expect(await store().findOAuthRecord('AccessToken', 't1', T0)).toBeDefined();
 

@@ -213,6 +213,8 @@ CREATE INDEX connections_user ON public.connections USING btree (user_number);
 
 CREATE INDEX delivery_attempts_started ON public.delivery_attempts USING btree (started_at);
 
+CREATE INDEX device_shares_grant ON public.device_shares USING btree (grant_id);
+
 CREATE INDEX device_shares_user ON public.device_shares USING btree (user_number);
 
 CREATE UNIQUE INDEX device_users_device_id_user_number_key ON public.device_users USING btree (device_id, user_number);

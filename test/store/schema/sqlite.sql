@@ -207,6 +207,8 @@ CREATE INDEX connections_user ON connections (user_number);
 
 CREATE INDEX delivery_attempts_started ON delivery_attempts (started_at);
 
+CREATE INDEX device_shares_grant ON device_shares (grant_id);
+
 CREATE INDEX device_shares_user ON device_shares (user_number);
 
 CREATE INDEX device_users_user ON device_users (user_number);
