@@ -84,7 +84,6 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
       code_verification: '/device',
       jwks: '/jwks',
       userinfo: '/userinfo',
-      end_session: '/logout',
     },
     ttl: {
       AccessToken: accessTokenTtlSeconds,
@@ -101,6 +100,10 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
     interactions: { policy: prompts(), url: (_ctx, interaction) => `${MOUNT}/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      // OpenID Connect's RP-initiated logout is no part of DESIGN G: its page was oidc-provider's own,
+      // and its sign-out revokes every grant of the browser's session, unlinking the owner's services.
+      // An owner signs out on /account, which ends the session and leaves the links.
+      rpInitiatedLogout: { enabled: false },
       // A client revokes only its own tokens: oidc-provider refuses another client's.
       revocation: { enabled: true },
       resourceIndicators: {

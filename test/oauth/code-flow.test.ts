@@ -41,6 +41,12 @@ describe('the authorization server metadata (RFC 8414)', () => {
     expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['devices', 'control', 'push', 'events']));
   });
 
+  it('offers no OpenID Connect logout: its sign-out would revoke every grant of the browser, unlinking the owner', async () => {
+    expect(s.config.serverMetadata().end_session_endpoint).toBeUndefined();
+    const logout = await fetch(`${s.base}/oauth/logout`);
+    expect(logout.status).toBe(404);
+  });
+
   it('behind the TLS proxy (DESIGN A.1), names the issuer as it names the endpoints: by the forwarded origin', async () => {
     const proxied = await testApp();
     try {
