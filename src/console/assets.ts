@@ -98,14 +98,18 @@ document.addEventListener('input', (event) => {
   const output = input.form && input.form.querySelector('output');
   if (output) output.value = input.value;
 });
-// The control inputs follow the live values, except the one being edited.
+// The control inputs follow the live values, except the one being edited and a value the input cannot
+// hold: an absent one (—), or a read-only state of a select (a timer reads SET, is only set to UNSET),
+// which would leave a slider at its middle or a select blank, sending nothing.
 function followStatus(live) {
   for (const form of document.querySelectorAll('form.control')) {
     const path = form.querySelector('input[name=path]').value;
     const cell = [...live.querySelectorAll('td[data-path]')].find((td) => td.dataset.path === path);
     const input = form.querySelector('[name=value]');
     if (!cell || !input || input.multiple || input === document.activeElement) continue;
-    input.value = cell.textContent;
+    const value = cell.textContent;
+    if (value === '—' || (input.options && ![...input.options].some((option) => option.value === value))) continue;
+    input.value = value;
     const output = form.querySelector('output');
     if (output) output.value = input.value;
   }

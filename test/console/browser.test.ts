@@ -170,6 +170,38 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     expect(await page.evaluate('globalThis.sameLoad')).toBe(true);
   });
 
+  it('keeps a control input on a value it can send when the live status holds one it cannot', async () => {
+    const { ctx } = server;
+    const owner = (await ctx.devices.get(fridge)).userNumbers[0]!;
+    // The purifier's timer reads SET but can only be set to UNSET; the oven shows °F, so its °C target is absent.
+    const purifier = (await ctx.devices.register(owner, { deviceType: 'DEVICE_AIR_PURIFIER', alias: 'Purifier', virtual: true })).device.deviceId;
+    const oven = (await ctx.devices.register(owner, { deviceType: 'DEVICE_OVEN', alias: 'Oven', virtual: true })).device.deviceId;
+    const control = (path: string) => page.locator('form.control', { has: page.locator(`input[name=path][value="${path}"]`) });
+    // Counts the status events the page's stream delivers (this listener runs before the page's own).
+    await page.addInitScript(`globalThis.EventSource = class extends EventSource {
+      constructor(...args) { super(...args); this.addEventListener('status', () => { globalThis.statusEvents = (globalThis.statusEvents || 0) + 1; }); }
+    }`);
+    /** Opens the page and waits until its first status event has been applied. */
+    const openLive = async (deviceId: string) => {
+      await page.goto(`${server.url}/console/devices/${deviceId}`);
+      await page.waitForFunction('globalThis.statusEvents >= 1');
+    };
+
+    await openLive(purifier);
+    await expect(page.locator('td[data-path="timer.absoluteStartTimer"]').textContent()).resolves.toBe('SET');
+    const timer = control('timer.absoluteStartTimer');
+    await expect(timer.locator('select').inputValue()).resolves.toBe('UNSET');
+    await timer.locator('button').click();
+    await page.locator('#outcome.ok, #outcome.refused').waitFor();
+    await expect(page.locator('#outcome').textContent()).resolves.toBe('timer.absoluteStartTimer set; status version 2.');
+
+    await openLive(oven);
+    await expect(page.locator('td[data-path="OVEN/temperature[unit=C].targetTemperature"]').textContent()).resolves.toBe('—');
+    const celsius = control('OVEN/temperature[unit=C].targetTemperature');
+    await expect(celsius.locator('input[type=range]').inputValue()).resolves.toBe('75');
+    await expect(celsius.locator('output').textContent()).resolves.toBe('75');
+  });
+
   it("shows a failing endpoint's attempts, and a resend delivers again with the same webhook-id", async () => {
     await admin('POST', `/admin/devices/${washer}/sim`, { action: 'start' });
     const messages = await until('a failed DEVICE_STATUS', async () => {
