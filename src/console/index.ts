@@ -156,7 +156,9 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
         startSession(request, reply, true);
         return reply.redirect('/console', 303);
       }
+      // An operator already signed in here who opens a spent link (a second tab, the printed link clicked twice) is not asked for the token.
       const session = sessions.get(request) ?? startSession(request, reply, false);
+      if (session.operator) return reply.redirect('/console', 303);
       return reply.code(401).type('text/html; charset=utf-8').send(signInForm(viewerOf(session), '/console', 'This sign-in link was used already or has expired: sign in with the admin token.'));
     });
 

@@ -86,7 +86,7 @@ describe('signing in', () => {
     expect((await visitor.post('/console/sign-in', { token: 'test-admin-token' }, other.csrf)).statusCode).toBe(403);
   });
 
-  it('turns a one-time link into a session once', async () => {
+  it('turns a one-time link into a session once, and lets the operator it signed in through it again', async () => {
     const { store, close } = await testStore();
     const ctx = createContext(loadConfig('test', { ADMIN_TOKEN }), store, systemClock, { scheduler: timerScheduler });
     const { server, signInCodes } = await buildApp(ctx);
@@ -100,6 +100,10 @@ describe('signing in', () => {
       const again = await server.inject({ method: 'GET', url });
       expect(again.statusCode).toBe(401);
       expect(again.body).toContain('used already or has expired');
+      // Opened again in the browser it signed in (a second tab, the terminal's link clicked twice): that operator is in.
+      const signedIn = await server.inject({ method: 'GET', url, headers: { cookie } });
+      expect(signedIn.statusCode).toBe(303);
+      expect(signedIn.headers.location).toBe('/console');
     } finally {
       await server.close();
       await close();
