@@ -30,7 +30,7 @@ ${o.troubled.map((t) => html`<tr><td>${t.service.name}<br><code class="muted">${
     const body = html`<div class="cards">
 ${card('services', o.services, 'n-services')}${card('users', o.users, 'n-users')}
 ${card('devices online / total', `${o.devicesOnline} / ${o.devices}`, 'n-devices')}
-${card('deliveries pending', o.pending + o.delivering, 'n-pending')}${card('held (disabled)', o.held, 'n-held')}
+${card('deliveries pending', o.pending + o.delivering, 'n-pending')}${card('held: no callback URL, or disabled', o.held, 'n-held')}
 ${card('oldest pending', age(o.oldestPendingAgeMs), 'n-oldest')}
 </div>
 <h2>Delivery attempts, last hour</h2>

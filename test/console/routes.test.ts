@@ -276,6 +276,17 @@ describe('what the pages show', () => {
     expect(page).toContain(`<span class="n" id="n-pending">${admin.pending + admin.delivering}</span>`);
   });
 
+  it("counts the messages held for a service without a callback URL as such, not as a disabled endpoint's (the sandbox's first state)", async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const washer = world.devices[0]!.deviceId;
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: `/push/${washer}`, headers: world.headers() })).statusCode).toBe(200);
+    await callAdmin(t.app, 'POST', `/admin/devices/${washer}/push`, { pushCode: 'WASHING_IS_COMPLETE' });
+    expect((await callAdmin(t.app, 'GET', '/admin/overview')).json().response).toMatchObject({ held: 1, troubledEndpoints: [] });
+    const page = (await (await signIn(t.app)).get('/console')).body;
+    expect(page).toContain('<span class="n" id="n-held">1</span><span class="label">held: no callback URL, or disabled</span>');
+  });
+
   it('lists users and devices as GET /admin/users and /admin/devices do, a page at a time', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER', 'DEVICE_STYLER'] });
     const ids = world.devices.map((d) => d.deviceId).sort();
