@@ -208,7 +208,10 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const service = await store.getService(String(details.params.client_id));
       if (details.prompt.name !== 'consent' || !userNumber || !service) return renderInteraction(request, reply);
       const form = formOf(request);
-      const deviceIds = field(form, 'share') === 'chosen' ? form.getAll('device') : null;
+      // A device ticked is a choice even with the default "All of them" left selected (the page has no script to
+      // move the radio): read otherwise, it would share every device, later ones too, with an owner who picked one.
+      const ticked = form.getAll('device');
+      const deviceIds = field(form, 'share') === 'chosen' || ticked.length > 0 ? ticked : null;
       const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
       const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: userNumber, clientId: service.serviceId });
       grant.addResourceScope(PARTNER_RESOURCE, scopes.join(' '));

@@ -3,7 +3,8 @@
  * consenting to a subset of devices by keyboard-reachable labels, then /account, where a rename and
  * an unlink take effect; the service sees exactly the consented devices, then nothing (1202). A
  * service the operator linked with an admin token is listed there too, and unlinked the same way.
- * Past five wrong passwords for one email, the sign-in page says how long to wait.
+ * Past five wrong passwords for one email, the sign-in page says how long to wait. A device ticked
+ * with the default "All of them" left selected is shared alone.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -116,5 +117,31 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
     expect(status).toBe(429);
     expect(await page.getByRole('alert').textContent()).toMatch(/^Too many sign-in attempts for this email; try again in \d+ seconds\.$/);
     await page.screenshot({ path: join(SHOTS, 'sign-in-throttled.png'), fullPage: true });
+  });
+
+  it("shares only the devices ticked, even when the owner left the default 'All of them' selected", async () => {
+    const page = await browser.newPage();
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    await page.goto(url.href);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Laundry Pal asks to link your appliances' }).waitFor();
+    // The owner ticks the fridge under "Only the ones I choose" and allows, never touching the radio buttons.
+    await page.getByLabel(/^Fridge/).check();
+    expect(await page.getByLabel('All of them, including devices I add later').isChecked()).toBe(true);
+    await Promise.all([page.waitForURL((u) => u.pathname === '/partner/callback'), page.getByRole('button', { name: 'Allow' }).click()]);
+
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: 'st' });
+    const listed = await partner(s, 'GET', '/devices', tokens.access_token);
+    expect(listed.json().response.map((d: { deviceId: string }) => d.deviceId)).toEqual([s.fridge]);
+    await s.test.ctx.owners.unlink(s.userNumber, s.serviceId);
   });
 });
