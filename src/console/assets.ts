@@ -115,14 +115,27 @@ function followStatus(live) {
   }
 }
 for (const live of document.querySelectorAll('[data-live]')) {
-  const source = new EventSource(live.dataset.live);
-  source.addEventListener('status', (event) => {
-    live.innerHTML = JSON.parse(event.data).html;
-    live.classList.remove('stale');
-    followStatus(live);
+  let source = null;
+  const connect = () => {
+    source = new EventSource(live.dataset.live);
+    source.addEventListener('status', (event) => {
+      live.innerHTML = JSON.parse(event.data).html;
+      live.classList.remove('stale');
+      followStatus(live);
+    });
+    // The stream broke (the server went away, the session ended): the values shown may be old.
+    source.addEventListener('error', () => live.classList.add('stale'));
+    source.addEventListener('open', () => live.classList.remove('stale'));
+  };
+  // A browser opens six HTTP/1.1 connections to a server and each stream holds one: six device tabs would
+  // leave none for another page. A tab in the background lets its stream go and takes it up when shown.
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden && source) {
+      source.close();
+      source = null;
+      live.classList.add('stale');
+    } else if (!document.hidden && !source) connect();
   });
-  // The stream broke (the server went away, the session ended): the values shown may be old.
-  source.addEventListener('error', () => live.classList.add('stale'));
-  source.addEventListener('open', () => live.classList.remove('stale'));
+  if (!document.hidden) connect();
 }
 `;

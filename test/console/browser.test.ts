@@ -202,6 +202,32 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     await expect(celsius.locator('output').textContent()).resolves.toBe('75');
   });
 
+  it('lets a hidden tab give up its live stream, so that six device tabs leave the browser a connection for the next page', async () => {
+    // Chromium opens at most six HTTP/1.1 connections to one server, and each live stream holds one.
+    const window = await browser.newContext();
+    await window.addCookies(await page.context().cookies());
+    const tabs = await Promise.all(Array.from({ length: 6 }, () => window.newPage()));
+    for (const tab of tabs) {
+      await tab.goto(`${server.url}/console/devices/${fridge}`);
+      await tab.locator('#live').waitFor();
+    }
+    // Headless pages are all visible: each is told it went to the background, as a tab behind another is.
+    const setVisibility = (tab: Page, state: 'hidden' | 'visible') => tab.evaluate(`
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' });
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => ${state === 'hidden'} });
+      document.dispatchEvent(new Event('visibilitychange'));`);
+    for (const tab of tabs) await setVisibility(tab, 'hidden');
+    const next = await window.newPage();
+    await next.goto(`${server.url}/console/devices/${washer}`, { timeout: 5000 });
+    // Shown again, a tab follows the device as before.
+    const [shown] = tabs;
+    await setVisibility(shown!, 'visible');
+    await admin('POST', `/admin/devices/${fridge}/sim`, { action: 'open-door' });
+    await until('the door open on the tab shown again', async () => ((await shown!.locator('td[data-path$="doorState"]').first().textContent()) === 'OPEN' ? true : undefined));
+    await admin('POST', `/admin/devices/${fridge}/sim`, { action: 'close-door' });
+    await window.close();
+  });
+
   it("shows a failing endpoint's attempts, and a resend delivers again with the same webhook-id", async () => {
     await admin('POST', `/admin/devices/${washer}/sim`, { action: 'start' });
     const messages = await until('a failed DEVICE_STATUS', async () => {
