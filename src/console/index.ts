@@ -9,7 +9,7 @@ import type { ContextWithSimulator } from '../context.js';
 import { ApiError, fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
 import { CSRF_FIELD, csrfMatches } from '../web/csrf.js';
-import { html } from '../web/html.js';
+import { html, NOT_FRAMED } from '../web/html.js';
 import { accountRoutes } from './accounts.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { field, type ConsoleDeps, type Form } from './deps.js';
@@ -119,7 +119,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
     web.addHook('onSend', async (_request, reply, payload) => {
       // Pages show secrets and live state: never cached (the assets say otherwise), never framed.
       if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-      reply.header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
+      reply.headers(NOT_FRAMED).header('x-content-type-options', 'nosniff');
       return payload;
     });
 

@@ -9,7 +9,7 @@ import Provider, { interactionPolicy, type Configuration, type KoaContextWithOID
 import { SCOPES } from '../core/owners.js';
 import { hashSecret, randomId, type Clock } from '../ids.js';
 import type { Store } from '../store/store.js';
-import { html } from '../web/html.js';
+import { html, NOT_FRAMED } from '../web/html.js';
 import { storeAdapter } from './adapter.js';
 import { MOUNT, PARTNER_RESOURCE } from './constants.js';
 import { deviceCodePage, deviceConfirmPage, messagePage } from './pages.js';
@@ -38,6 +38,7 @@ function hidden(xsrf: string, fields: Record<string, string> = {}) {
 
 function render(ctx: KoaContextWithOIDC, document: string): void {
   ctx.type = 'html';
+  ctx.set(NOT_FRAMED);
   ctx.body = document;
 }
 

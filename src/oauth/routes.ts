@@ -12,6 +12,7 @@ import { ApiError, fail } from '../errors.js';
 import { hashSecret, randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
 import { firstForwarded, overTls, proxiedProtocol } from '../web/forwarded.js';
+import { NOT_FRAMED } from '../web/html.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
 import { MOUNT, PARTNER_RESOURCE } from './constants.js';
 import { SignInThrottle } from './sign-in-throttle.js';
@@ -71,7 +72,7 @@ async function forward(oauth: LazyProvider, request: FastifyRequest, reply: Fast
 }
 
 function sendPage(reply: FastifyReply, document: string, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(document);
+  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').headers(NOT_FRAMED).send(document);
 }
 
 function field(body: URLSearchParams, name: string): string {

@@ -41,6 +41,9 @@ export function raw(text: string): Html {
   return new Html(text);
 }
 
+/** Headers of every page: none may be shown in a frame of another site, where a click on Allow or Unlink could be stolen. */
+export const NOT_FRAMED = { 'x-frame-options': 'DENY' } as const;
+
 export interface PageOptions {
   title: string;
   body: Html;

@@ -4,7 +4,7 @@
  * an unlink take effect; the service sees exactly the consented devices, then nothing (1202). A
  * service the operator linked with an admin token is listed there too, and unlinked the same way.
  * Past five wrong passwords for one email, the sign-in page says how long to wait. A device ticked
- * with the default "All of them" left selected is shared alone.
+ * with the default "All of them" left selected is shared alone. No page can be framed by another.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,6 +117,24 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
     expect(status).toBe(429);
     expect(await page.getByRole('alert').textContent()).toMatch(/^Too many sign-in attempts for this email; try again in \d+ seconds\.$/);
     await page.screenshot({ path: join(SHOTS, 'sign-in-throttled.png'), fullPage: true });
+  });
+
+  it('refuses to be shown in a frame of another page, where a click on Allow or Unlink could be stolen', async () => {
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: s.redirectUri,
+      scope: 'devices',
+      state: 'st',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    const page = await browser.newPage();
+    for (const framed of [url.href, `${s.base}/oauth/device`, `${s.base}/account`]) {
+      await page.setContent(`<iframe src="${framed}"></iframe>`);
+      const frame = page.frames()[1]!;
+      await frame.waitForLoadState();
+      // Chromium shows its own error page in place of a page that forbids framing.
+      expect(frame.url(), framed).toBe('chrome-error://chromewebdata/');
+    }
   });
 
   it("shares only the devices ticked, even when the owner left the default 'All of them' selected", async () => {
