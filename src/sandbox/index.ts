@@ -11,6 +11,18 @@ export interface SandboxOptions {
   callbackUrl?: string;
 }
 
+/**
+ * Where a person or a command on this machine reaches the sandbox: the loopback in place of the
+ * address that means every interface (HOST=0.0.0.0 in a container), which is no address to
+ * connect to (Windows refuses it, browsers are withdrawing it).
+ */
+function reachableUrl(listening: string): string {
+  const url = new URL(listening);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  else if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.origin;
+}
+
 /** Starts the sandbox; resolves once it listens, its banner is printed and SIGTERM/SIGINT drain it. */
 export async function runSandbox(config: Config, options: SandboxOptions = {}): Promise<{ server: RunningServer; world: SandboxWorld }> {
   const file = credentialsPath(config.databaseUrl);
@@ -30,15 +42,16 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
   });
   if (!world) throw new Error('The sandbox world was not seeded');
   // Written again now that the port is known, which may not be PORT.
-  writeCredentials(file, { ...world.credentials, localUrl: server.url });
+  const localUrl = reachableUrl(server.url);
+  writeCredentials(file, { ...world.credentials, localUrl });
   const banner = formatBanner(world, {
-    localUrl: server.url,
+    localUrl,
     baseUrl: baseUrl(config),
     requestedPort: config.port,
     portTaken: server.portTaken,
     mqtt: { ...server.mqtt, requestedPort: config.mqttPort },
     credentialsFile: file,
-    consoleLink: `${server.url}/console/sign-in/${server.app.signInCodes.issue(Date.now())}`,
+    consoleLink: `${localUrl}/console/sign-in/${server.app.signInCodes.issue(Date.now())}`,
   });
   process.stdout.write(banner);
   installSignalHandlers(server);

@@ -151,6 +151,18 @@ describe('appliance-cloud sandbox (a real process)', () => {
     }
   });
 
+  it('listening on every address (HOST=0.0.0.0, as in a container), prints the loopback, which a browser or a Windows client can open', async () => {
+    const code = await withSandbox({ ...env, HOST: '0.0.0.0' }, async (banner) => {
+      expect(banner.localUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(banner.curlUrl).toBe(`${banner.localUrl}/devices`);
+      expect(field(banner.text, 'console')).toMatch(new RegExp(`^${banner.localUrl}/console/sign-in/`));
+      expect(banner.text).not.toContain('0.0.0.0');
+      expect((await listDevices(banner)).status).toBe(200);
+      expect(JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')).localUrl).toBe(banner.localUrl);
+    });
+    expect(code).toBe(0);
+  });
+
   it('is driven from the command line: sim act opens the refrigerator door of the running sandbox', async () => {
     const code = await withSandbox(env, async (banner) => {
       const fridge = banner.devices.find((d) => d.deviceType === 'DEVICE_REFRIGERATOR')!.deviceId;
