@@ -7,9 +7,8 @@ import { ApplianceCloud, isApplianceCloudError, oauth, type TokenProvider, type 
 import { startNodeHttpReceiver } from '../receivers/node-http.js';
 
 function setting(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
+  if (!process.env[name]) throw new Error(`${name} is required`);
+  return process.env[name];
 }
 const [baseUrl, serviceId, serviceKey] = [setting('APPLIANCE_CLOUD_URL'), setting('SERVICE_ID'), setting('SERVICE_KEY')];
 
@@ -39,10 +38,12 @@ console.log(`receiving webhooks at ${receiver.url}`);
 const devices = await client.listDevices();
 for (const { deviceId, deviceInfo } of devices) {
   console.log(`${deviceInfo.deviceType.padEnd(24)} ${deviceId}  ${deviceInfo.alias}`);
-  // Already subscribed (1207) from an earlier run is fine.
   await client.subscribePush(deviceId).catch((error: unknown) => {
-    if (!isApplianceCloudError(error, '1207')) throw error;
+    if (!isApplianceCloudError(error, '1207')) throw error; // 1207: subscribed by an earlier run
   });
-  await client.subscribeEvents(deviceId, { unit: 'HOUR', timer: 1 });
 }
+// Event subscriptions expire (here after an hour): a running app renews them before they do.
+const subscribeEvents = () => Promise.all(devices.map(({ deviceId }) => client.subscribeEvents(deviceId, { unit: 'HOUR', timer: 1 })));
+await subscribeEvents();
+setInterval(() => void subscribeEvents().catch((error: unknown) => console.error('renewing event subscriptions:', error)), 50 * 60_000);
 console.log(`subscribed to ${devices.length} devices; waiting for webhooks`);
