@@ -73,6 +73,9 @@ th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--
 pre, code { font-family: ui-monospace, monospace; font-size: .9em; overflow-x: auto; }
 `;
 
+/** The product's logo, which the docs serve as their icon: without a link a browser asks for /favicon.ico, a 404 on every page. */
+export const ICON = '/docs/static/theme/logo.svg';
+
 /** A whole document: the layout every page shares, readable on a phone. */
 export function page({ title, body, head }: PageOptions): string {
   return html`<!doctype html>
@@ -81,6 +84,7 @@ export function page({ title, body, head }: PageOptions): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · appliance-cloud</title>
+<link rel="icon" type="image/svg+xml" href="${ICON}">
 <style>${raw(STYLE)}</style>
 ${head}
 </head>

@@ -10,6 +10,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMessageId } from '../../src/ids.js';
 import { seedSandbox, type SandboxWorld } from '../../src/sandbox/world.js';
+import { ICON } from '../../src/web/html.js';
 import { ADMIN_TOKEN, testApp, type TestApp } from '../helpers/app.js';
 import { hasChromium, launchBrowser } from '../helpers/browser.js';
 
@@ -40,6 +41,8 @@ describe('the docs page\'s own routes', () => {
       expect(page).toContain(asset);
       expect((await t.app.inject({ method: 'GET', url: `/docs/static/${asset}` })).statusCode, asset).toBe(200);
     }
+    // The icon every other page links to (src/web/html.ts).
+    expect((await t.app.inject({ method: 'GET', url: ICON })).headers['content-type']).toBe('image/svg+xml');
   });
 });
 

@@ -16,6 +16,7 @@ describe('html', () => {
     expect(text).toMatch(/^<!doctype html>/);
     expect(text).toContain('<title>A &amp; B · appliance-cloud</title>');
     expect(text).not.toMatch(/https?:\/\//);
+    expect(text).toContain('<link rel="icon" type="image/svg+xml" href="/docs/static/theme/logo.svg">');
   });
 });
 
