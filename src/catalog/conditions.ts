@@ -25,6 +25,8 @@ interface TypeRules {
   operation?: { path: Path; commands: CommandTable };
   /** A readable power property that reads POWER_OFF when the appliance is off (AC, purifier, ...). */
   power?: Path;
+  /** What the appliance takes while off: the timers that will switch it on. */
+  whileOff?: Readonly<Record<string, readonly string[]>>;
   modes?: readonly ModeRule[];
 }
 
@@ -59,6 +61,10 @@ const OVEN: CommandTable = {
   STOP: { allowedIn: ['PREHEATING', 'PREHEATING_IS_DONE', 'COOKING_IN_PROGRESS', 'PAUSE', 'CLEANING'] },
 };
 
+/** A start timer is set while the appliance is off: it is how the appliance is told to switch itself on later. */
+const START_TIMERS = { timer: ['relativeHourToStart', 'relativeMinuteToStart', 'relativeStartTimer', 'absoluteHourToStart', 'absoluteMinuteToStart', 'absoluteStartTimer'] };
+const powered = (property: string): TypeRules => ({ power: ['operation', property], whileOff: START_TIMERS });
+
 const cycle = (property: string): TypeRules => ({ operation: { path: ['operation', property], commands: CYCLE } });
 
 /** Fan-only and air-clean modes hold no temperature target; the two-set targets need two-set enabled. */
@@ -77,10 +83,10 @@ export const CONDITION_RULES: Readonly<Record<string, TypeRules>> = {
   DEVICE_DISH_WASHER: cycle('dishWasherOperationMode'),
   DEVICE_ROBOT_CLEANER: { operation: { path: ['operation', 'cleanOperationMode'], commands: ROBOT } },
   DEVICE_OVEN: { operation: { path: ['operation', 'ovenOperationMode'], commands: OVEN } },
-  DEVICE_AIR_CONDITIONER: { power: ['operation', 'airConOperationMode'], modes: AIR_CONDITIONER_MODES },
-  DEVICE_AIR_PURIFIER: { power: ['operation', 'airPurifierOperationMode'] },
-  DEVICE_DEHUMIDIFIER: { power: ['operation', 'dehumidifierOperationMode'] },
-  DEVICE_CEILING_FAN: { power: ['operation', 'ceilingfanOperationMode'] },
+  DEVICE_AIR_CONDITIONER: { ...powered('airConOperationMode'), modes: AIR_CONDITIONER_MODES },
+  DEVICE_AIR_PURIFIER: powered('airPurifierOperationMode'),
+  DEVICE_DEHUMIDIFIER: powered('dehumidifierOperationMode'),
+  DEVICE_CEILING_FAN: powered('ceilingfanOperationMode'),
 };
 
 function at(part: JsonObject, [resource, property]: Path): unknown {
@@ -103,6 +109,15 @@ function permits(rule: CommandRule, state: string): boolean {
 function firstPropertySet(body: unknown): string | undefined {
   const entry = Array.isArray(body) ? body[0] : body;
   return isObject(entry) ? Object.keys(entry).find((k) => k !== 'locationName' && k !== 'unit') : undefined;
+}
+
+/** Whether every property the command sets is one the appliance takes while off. */
+function onlyTakenWhileOff(rules: TypeRules, command: JsonObject): boolean {
+  const taken = rules.whileOff ?? {};
+  return Object.entries(command).every(([resource, body]) => {
+    const allowed = own(taken, resource);
+    return allowed !== undefined && isObject(body) && Object.keys(body).every((property) => allowed.includes(property));
+  });
 }
 
 function modeConflict(rules: TypeRules, current: JsonObject, command: JsonObject): Refusal | null {
@@ -133,7 +148,7 @@ export function checkConditions(deviceType: string, profile: ParsedProfile, stat
     return { code: '2303', message: 'The device is in an error state (runState.currentState is ERROR); only STOP or POWER_OFF is accepted' };
   }
   const offBy = state === 'POWER_OFF' ? RUN_STATE : rules.power && at(current, rules.power) === 'POWER_OFF' ? rules.power : null;
-  if (offBy && !POWERS_ON.includes(operation)) {
+  if (offBy && !POWERS_ON.includes(operation) && !onlyTakenWhileOff(rules, command)) {
     return { code: '2304', message: `The device is powered off (${offBy.join('.')} is POWER_OFF) and the command does not power it on` };
   }
   const rule = rules.operation && typeof operation === 'string' ? own(rules.operation.commands, operation) : undefined;

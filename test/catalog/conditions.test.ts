@@ -58,6 +58,16 @@ describe('2304: powered off', () => {
     expect(check('DEVICE_AIR_CONDITIONER', off, { operation: { airConOperationMode: 'POWER_ON' }, airFlow: { windStrength: 'LOW' } })).toBeNull();
     expect(check('DEVICE_CEILING_FAN', { operation: { ceilingfanOperationMode: 'POWER_OFF' } }, { airFlow: { windStrength: 'LOW' } })).toMatchObject({ code: '2304' });
   });
+
+  it('takes the timers that will switch a powered-off air appliance on, and nothing else with them', () => {
+    const acOff = { operation: { airConOperationMode: 'POWER_OFF' } };
+    expect(check('DEVICE_AIR_CONDITIONER', acOff, { timer: { relativeHourToStart: 2, relativeMinuteToStart: 30 } }, 'RAC_910604_WW')).toBeNull();
+    expect(check('DEVICE_AIR_CONDITIONER', acOff, { timer: { relativeStartTimer: 'UNSET' } }, 'RAC_910604_WW')).toBeNull();
+    expect(check('DEVICE_AIR_PURIFIER', { operation: { airPurifierOperationMode: 'POWER_OFF' } }, { timer: { absoluteHourToStart: 7, absoluteMinuteToStart: 30 } }, 'AS_910604_WW')).toBeNull();
+    expect(check('DEVICE_DEHUMIDIFIER', { operation: { dehumidifierOperationMode: 'POWER_OFF' } }, { timer: { absoluteHourToStart: 7 } }, 'DHUM_910604_WW')).toBeNull();
+    expect(check('DEVICE_AIR_CONDITIONER', acOff, { timer: { relativeHourToStop: 2 } }, 'RAC_910604_WW')).toMatchObject({ code: '2304' });
+    expect(check('DEVICE_AIR_CONDITIONER', acOff, { timer: { relativeHourToStart: 2 }, airFlow: { windStrength: 'LOW' } }, 'RAC_910604_WW')).toMatchObject({ code: '2304' });
+  });
 });
 
 describe('2302: run-state conflicts', () => {

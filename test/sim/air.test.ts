@@ -73,6 +73,19 @@ describe('an air conditioner', () => {
     expect([read(status, 'operation.airConOperationMode'), read(status, 'sleepTimer.relativeStopTimer')]).toEqual(['POWER_OFF', 'UNSET']);
   });
 
+  it('switched off, takes a start timer and switches itself on when it runs out', async () => {
+    w = await simWorld();
+    const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
+    await w.control(ac, { operation: { airConOperationMode: 'POWER_OFF' } });
+    const set = await w.control(ac, { timer: { relativeHourToStart: 1, relativeMinuteToStart: 30 } });
+    expect([read(set, 'operation.airConOperationMode'), read(set, 'timer.relativeStartTimer')]).toEqual(['POWER_OFF', 'SET']);
+    await w.minutes(89);
+    expect(read(await w.status(ac), 'operation.airConOperationMode')).toBe('POWER_OFF');
+    await w.minutes(1);
+    const status = await w.status(ac);
+    expect([read(status, 'operation.airConOperationMode'), read(status, 'timer.relativeStartTimer')]).toEqual(['POWER_ON', 'UNSET']);
+  });
+
   it('refuses by power (2304) and by mode (2305), naming the property, with or without conditional control', async () => {
     w = await simWorld();
     const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
