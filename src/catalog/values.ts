@@ -78,6 +78,11 @@ function describeRange(range: RangeValue): string {
 
 const RELATIVE_TIMER = /^relative(Hour|Minute)To(Start|Stop)$/;
 
+/** Real devices report a relative timer of 0 for "no timer set", below ranges that start at 1 or 3. */
+export function zeroMeansNoTimer(name: string): boolean {
+  return RELATIVE_TIMER.test(name);
+}
+
 /**
  * Why `value` is not permitted for `property` on the given side, or null when it is.
  * `name` is the bare property name, as LG's messages use it.
@@ -92,8 +97,7 @@ export function valueProblem(name: string, property: Property, value: unknown, a
       const range = access === 'w' ? property.write : property.read;
       // The parser sets the side of every accessible range; a missing one means the side is not accessible.
       if (!range) return `${name} is not ${access === 'w' ? 'writable' : 'readable'}`;
-      // Real devices report a relative timer of 0 for "no timer set", below ranges that start at 1 or 3.
-      if (access === 'r' && value === 0 && RELATIVE_TIMER.test(name)) return null;
+      if (access === 'r' && value === 0 && zeroMeansNoTimer(name)) return null;
       return typeof value === 'number' && Number.isFinite(value) && inRange(range, value) ? null : `${name} must be ${describeRange(range)}; got ${show(value)}`;
     }
     case 'boolean':

@@ -6,6 +6,7 @@
  */
 import { DEVICE_TYPES, listModels, parsedProfile } from '../catalog/index.js';
 import type { ParsedProfile, Property, Resource, ResourceEntry, ResourceSet } from '../catalog/types.js';
+import { zeroMeansNoTimer } from '../catalog/values.js';
 
 export type JsonSchema = Record<string, unknown>;
 type Side = 'status' | 'control';
@@ -30,8 +31,8 @@ function withUnit(schema: JsonSchema, property: Property, notes: string[] = []):
   return description ? { ...schema, description } : schema;
 }
 
-/** The value a property holds in a status (read side) or may be set to in a command (write side). */
-function valueSchema(property: Property, side: Side): JsonSchema | null {
+/** The value property `name` holds in a status (read side) or may be set to in a command (write side). */
+function valueSchema(name: string, property: Property, side: Side): JsonSchema | null {
   const usable = side === 'status' ? property.readable : property.writable;
   if (!usable) return null;
   switch (property.type) {
@@ -49,7 +50,9 @@ function valueSchema(property: Property, side: Side): JsonSchema | null {
       const range = side === 'status' ? property.read : property.write;
       const bounds = range ? { minimum: range.min, maximum: range.max } : {};
       const steps = range && range.step !== 1 ? [`in steps of ${range.step} from ${range.min}`] : [];
-      return withUnit({ type: 'number', ...bounds }, property, steps);
+      const schema = withUnit({ type: 'number', ...bounds }, property, steps);
+      // A status shows 0 below the range when no relative timer is set, as the catalog takes it in reports.
+      return side === 'status' && range && range.min > 0 && zeroMeansNoTimer(name) ? { anyOf: [{ const: 0, description: 'no timer set' }, schema] } : schema;
     }
     case 'boolean':
     case 'number':
@@ -62,7 +65,7 @@ function valueSchema(property: Property, side: Side): JsonSchema | null {
 function propertiesSchema(resource: Resource, side: Side, extra: Record<string, JsonSchema> = {}): JsonSchema | null {
   const properties: Record<string, JsonSchema> = {};
   for (const [name, property] of Object.entries(resource)) {
-    const schema = valueSchema(property, side);
+    const schema = valueSchema(name, property, side);
     if (schema) properties[name] = schema;
   }
   if (Object.keys(properties).length === 0) return null;

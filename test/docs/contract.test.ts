@@ -97,6 +97,19 @@ describe('the published contract', () => {
     }
   });
 
+  it('types a relative timer of 0 (none set), below its range, as a status shows it after a STOP', async () => {
+    const list = (await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).json().response as { deviceId: string; deviceInfo: { deviceType: string } }[];
+    const styler = list.find((d) => d.deviceInfo.deviceType === 'DEVICE_STYLER')!.deviceId;
+    const control = (stylerOperationMode: string) =>
+      t.app.inject({ method: 'POST', url: `/devices/${styler}`, headers: world.headers(), payload: { operation: { stylerOperationMode } } });
+    expect((await control('START')).statusCode).toBe(200);
+    const stopped = (await control('STOP')).json().response;
+    expect(stopped.timer.relativeHourToStop).toBe(0);
+    const fitsStatus = component('StylerStatus');
+    expect(fitsStatus(stopped), ajv.errorsText(fitsStatus.errors)).toBe(true);
+    expect(fitsStatus({ timer: { relativeHourToStop: 2 } })).toBe(false);
+  });
+
   it("types each device type's status, profile and command from the catalog, and they fit what the server answers", async () => {
     const list = (await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).json().response as { deviceId: string; deviceInfo: { deviceType: string } }[];
     expect(list.map((d) => d.deviceInfo.deviceType).sort()).toEqual([...DEVICE_TYPES].sort());

@@ -1202,7 +1202,7 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStart?: number;
+                relativeHourToStart?: 0 | number;
                 relativeMinuteToStart?: number;
                 remainHour?: number;
                 remainMinute?: number;
@@ -1462,7 +1462,7 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStop?: number;
+                relativeHourToStop?: 0 | number;
                 relativeMinuteToStop?: number;
                 remainHour?: number;
                 remainMinute?: number;
@@ -5302,7 +5302,7 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStop?: number;
+                relativeHourToStop?: 0 | number;
                 relativeMinuteToStop?: number;
                 remainHour?: number;
                 remainMinute?: number;
@@ -6223,7 +6223,7 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStop?: number;
+                relativeHourToStop?: 0 | number;
                 relativeMinuteToStop?: number;
                 remainHour?: number;
                 remainMinute?: number;
@@ -6622,9 +6622,9 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStart?: number;
+                relativeHourToStart?: 0 | number;
                 relativeMinuteToStart?: number;
-                relativeHourToStop?: number;
+                relativeHourToStop?: 0 | number;
                 relativeMinuteToStop?: number;
                 remainHour?: number;
                 remainMinute?: number;
@@ -6648,7 +6648,7 @@ export interface components {
                 [key: string]: unknown;
             };
             timer?: {
-                relativeHourToStop?: number;
+                relativeHourToStop?: 0 | number;
                 relativeMinuteToStop?: number;
                 remainHour?: number;
                 remainMinute?: number;
