@@ -22,8 +22,9 @@ function nearestInRange(range: RangeValue, value: number): number | undefined {
   return inRange(range, stepped) ? stepped : undefined;
 }
 
-function startingValue(property: Property, reported: unknown): unknown {
-  if (reported !== undefined && valueProblem('', property, reported, 'r') === null) return reported;
+/** `name` decides too: a relative timer reported at 0 (none set) is valid below its range, as in a report. */
+function startingValue(name: string, property: Property, reported: unknown): unknown {
+  if (reported !== undefined && valueProblem(name, property, reported, 'r') === null) return reported;
   if (property.type === 'range' && property.read && typeof reported === 'number') {
     return nearestInRange(property.read, reported) ?? initialValue(property);
   }
@@ -36,7 +37,7 @@ function fillProperties(keys: string[], properties: Resource, reported: JsonObje
     if (!property.readable) continue;
     const key = keys.map((k) => `${k}.${name}`).find((k) => k in sandbox);
     if (key === undefined) {
-      out[name] = startingValue(property, reported[name]);
+      out[name] = startingValue(name, property, reported[name]);
       continue;
     }
     const problem = valueProblem(name, property, sandbox[key], 'r');

@@ -24,8 +24,8 @@ const TIMER = {
 const DELAY_TO_START = { hour: 'timer.relativeHourToStart', minute: 'timer.relativeMinuteToStart' } as const;
 const DELAY_TO_STOP = { hour: 'timer.relativeHourToStop', minute: 'timer.relativeMinuteToStop' } as const;
 /**
- * Which delay a command set (`start` or `stop`). A delay value alone does not reserve: the catalog's
- * captures show 1 or 3 on idle machines (the least their knob offers), not a pending reservation.
+ * Which delay a command set (`start` or `stop`). A delay value alone does not reserve: LG's
+ * documented statuses show 3 on idle machines (the least their knob offers), not a pending reservation.
  */
 const ARMED_DELAY = '$armedDelay';
 

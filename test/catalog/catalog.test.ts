@@ -48,6 +48,16 @@ describe('the catalog', () => {
     expect(getModel(deviceType, modelName)).toBe(getModel(deviceType));
   });
 
+  it("starts idle laundry with no delay timer where its reference status shows none (0, below the knob's range)", () => {
+    const timer = (deviceType: string, modelName: string) => {
+      const status = getModel(deviceType, modelName)!.defaultStatus;
+      return (Array.isArray(status) ? status[0] : status)?.timer;
+    };
+    expect(timer('DEVICE_WASHER', 'FAFXU22027')).toMatchObject({ relativeHourToStart: 0, relativeMinuteToStart: 0 });
+    expect(timer('DEVICE_WASHTOWER_DRYER', 'W3S1CVK2EVS')).toMatchObject({ relativeHourToStart: 0, relativeHourToStop: 0 });
+    expect(timer('DEVICE_STYLER', 'STY_910604_WW')).toMatchObject({ relativeHourToStop: 0 });
+  });
+
   it('finds no model for an unknown type or name', () => {
     expect(getModel('DEVICE_HOOD')).toBeUndefined();
     expect(getModel('DEVICE_WASHER', 'NO_SUCH_MODEL')).toBeUndefined();

@@ -40,10 +40,10 @@ describe('a washer', () => {
     expect(stateOf((applyCommand(model, set.status, washer('START'), set.memory) as { status: DeviceStatus }).status)).toEqual({ currentState: 'RESERVED' });
   });
 
-  it('does not take the delay a captured status shows (the least its knob offers) for a reservation', () => {
-    const outcome = applied('DEVICE_WASHER', {}, washer('START'), 'FAFXU22027');
+  it("does not take the delay LG's documented idle status shows (the least its knob offers) for a reservation", () => {
+    const outcome = applied('DEVICE_WASHTOWER_WASHER', {}, washer('START'), 'FAKPK21021');
     expect(stateOf(outcome.status)).toEqual({ currentState: 'DETECTING' });
-    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'DETECTING' }, timer: { relativeHourToStart: 0, remainMinute: 50 } }]);
+    expect(outcome.report).toEqual([{ ...MAIN, runState: { currentState: 'DETECTING' }, timer: { relativeHourToStop: 0, remainMinute: 50, totalMinute: 50 } }]);
   });
 
   it.each([

@@ -1164,7 +1164,7 @@ export interface components {
          *           "currentState": "INITIAL"
          *         },
          *         "timer": {
-         *           "relativeHourToStart": 1,
+         *           "relativeHourToStart": 0,
          *           "relativeMinuteToStart": 0,
          *           "remainHour": 0,
          *           "remainMinute": 45,
@@ -5280,7 +5280,7 @@ export interface components {
          *         "remoteControlEnabled": true
          *       },
          *       "timer": {
-         *         "relativeHourToStop": 3,
+         *         "relativeHourToStop": 0,
          *         "relativeMinuteToStop": 0,
          *         "remainHour": 0,
          *         "remainMinute": 0,
@@ -6598,9 +6598,9 @@ export interface components {
          *         "currentState": "INITIAL"
          *       },
          *       "timer": {
-         *         "relativeHourToStart": 1,
+         *         "relativeHourToStart": 0,
          *         "relativeMinuteToStart": 0,
-         *         "relativeHourToStop": 1,
+         *         "relativeHourToStop": 0,
          *         "relativeMinuteToStop": 0,
          *         "remainHour": 0,
          *         "remainMinute": 41,
