@@ -213,6 +213,19 @@ function armTimers(timers: readonly Timer[], part: Part, before: Part): void {
   }
 }
 
+/**
+ * A relative timer counts while its condition holds; a command that ends the condition cancels it,
+ * as an appliance switched off by hand forgets its sleep timer, and one switched on its start timer.
+ */
+function cancelEnded(timers: readonly Timer[], part: Part, before: Part): void {
+  for (const timer of timers) {
+    if (timer.kind !== 'relative' || !part.has(timer.hour) || !before.matches(timer.when) || part.matches(timer.when)) continue;
+    part.write(timer.hour, 0);
+    if (timer.minute) part.write(timer.minute, 0);
+    if (timer.flag) part.write(timer.flag, 'UNSET');
+  }
+}
+
 /** Whichever place of a linked quantity a command changed sets the others, converted to their unit. */
 function runLinks(links: readonly Readonly<Record<string, 'C' | 'F'>>[], part: Part, before: Part): void {
   for (const link of links) {
@@ -231,12 +244,13 @@ function runLinks(links: readonly Readonly<Record<string, 'C' | 'F'>>[], part: P
 
 /**
  * What follows at once from a command (compared with the location `before` it): timers it set are
- * armed, linked values follow, and holds of zero minutes apply. Holds that would notify wait for
+ * armed and those it overtook cancelled, linked values follow, and holds of zero minutes apply. Holds that would notify wait for
  * the next minute, as a command's answer carries a status, not a notification; derived values
  * follow measurements, which no command sets, so they wait too.
  */
 export function settleCommand(behaviour: TypeBehaviour, part: Part, before: Part, context: StepContext): void {
   armTimers(behaviour.timers ?? [], part, before);
+  cancelEnded(behaviour.timers ?? [], part, before);
   runLinks(behaviour.links ?? [], part, before);
   runHolds(behaviour.holds ?? [], part, context, 0, true);
 }

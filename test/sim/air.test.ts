@@ -86,6 +86,19 @@ describe('an air conditioner', () => {
     expect([read(status, 'operation.airConOperationMode'), read(status, 'timer.relativeStartTimer')]).toEqual(['POWER_ON', 'UNSET']);
   });
 
+  it('switched off by hand, drops its sleep timer; switched on by hand, its start timer', async () => {
+    w = await simWorld();
+    const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
+    await w.control(ac, { sleepTimer: { relativeHourToStop: 1 } });
+    const off = await w.control(ac, { operation: { airConOperationMode: 'POWER_OFF' } });
+    expect([read(off, 'sleepTimer.relativeHourToStop'), read(off, 'sleepTimer.relativeStopTimer')]).toEqual([0, 'UNSET']);
+    await w.control(ac, { timer: { relativeHourToStart: 2 } });
+    const on = await w.control(ac, { operation: { airConOperationMode: 'POWER_ON' } });
+    expect([read(on, 'timer.relativeHourToStart'), read(on, 'timer.relativeStartTimer')]).toEqual([0, 'UNSET']);
+    await w.minutes(90);
+    expect(read(await w.status(ac), 'operation.airConOperationMode')).toBe('POWER_ON');
+  });
+
   it('refuses by power (2304) and by mode (2305), naming the property, with or without conditional control', async () => {
     w = await simWorld();
     const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
