@@ -25,6 +25,8 @@ interface TypeRules {
   operation?: { path: Path; commands: CommandTable };
   /** A readable power property that reads POWER_OFF when the appliance is off (AC, purifier, ...). */
   power?: Path;
+  /** Properties the run state decides, as it decides commands. */
+  settings?: { properties: readonly Path[]; rule: CommandRule };
   /** What the appliance takes while off: the timers that will switch it on. */
   whileOff?: Readonly<Record<string, readonly string[]>>;
   modes?: readonly ModeRule[];
@@ -65,7 +67,13 @@ const OVEN: CommandTable = {
 const START_TIMERS = { timer: ['relativeHourToStart', 'relativeMinuteToStart', 'relativeStartTimer', 'absoluteHourToStart', 'absoluteMinuteToStart', 'absoluteStartTimer'] };
 const powered = (property: string): TypeRules => ({ power: ['operation', property], whileOff: START_TIMERS });
 
-const cycle = (property: string): TypeRules => ({ operation: { path: ['operation', property], commands: CYCLE } });
+/** A delay timer is set before a cycle starts (with its START, or before it); a running cycle is not re-timed. */
+const DELAY_TIMERS: TypeRules['settings'] = {
+  properties: ['relativeHourToStart', 'relativeMinuteToStart', 'relativeHourToStop', 'relativeMinuteToStop'].map((name): Path => ['timer', name]),
+  rule: { allowedIn: ['POWER_OFF', 'SLEEP', ...CYCLE_IDLE] },
+};
+
+const cycle = (property: string): TypeRules => ({ operation: { path: ['operation', property], commands: CYCLE }, settings: DELAY_TIMERS });
 
 /** Fan-only and air-clean modes hold no temperature target; the two-set targets need two-set enabled. */
 const AIR_CONDITIONER_MODES: readonly ModeRule[] = [
@@ -155,5 +163,8 @@ export function checkConditions(deviceType: string, profile: ParsedProfile, stat
   if (rule && typeof state === 'string' && !permits(rule, state)) {
     return { code: '2302', message: `${String(operation)} is not valid while runState.currentState is ${state}` };
   }
+  const { settings } = rules;
+  const setting = settings && typeof state === 'string' && !permits(settings.rule, state) ? settings.properties.find((path) => at(command, path) !== undefined) : undefined;
+  if (setting) return { code: '2302', message: `${setting[1]} cannot be set while runState.currentState is ${String(state)}` };
   return modeConflict(rules, current, command);
 }

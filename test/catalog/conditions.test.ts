@@ -71,6 +71,18 @@ describe('2304: powered off', () => {
 });
 
 describe('2302: run-state conflicts', () => {
+  it('refuses a delay timer once the cycle has begun: it is set before a start, not while a cycle runs', () => {
+    expect(check('DEVICE_WASHTOWER_WASHER', washer('DETECTING'), { ...MAIN, timer: { relativeHourToStop: 5 } })).toEqual({
+      code: '2302',
+      message: 'relativeHourToStop cannot be set while runState.currentState is DETECTING',
+    });
+    expect(check('DEVICE_WASHER', washer('RESERVED'), { ...MAIN, timer: { relativeHourToStart: 2 } })).toMatchObject({ code: '2302' });
+    expect(check('DEVICE_DISH_WASHER', { runState: { currentState: 'RUNNING' } }, { timer: { relativeHourToStart: 2 } })).toMatchObject({ code: '2302' });
+    expect(check('DEVICE_WASHER', washer('END'), { ...MAIN, timer: { relativeHourToStart: 2 } })).toBeNull();
+    expect(check('DEVICE_WASHER', washer('INITIAL'), washerDoes('START', { timer: { relativeHourToStart: 2 } }))).toBeNull();
+  });
+
+
   it.each([
     ['DEVICE_WASHER', washer('RUNNING'), washerDoes('START'), 'START is not valid while runState.currentState is RUNNING'],
     ['DEVICE_WASHER', washer('INITIAL'), washerDoes('STOP'), 'STOP is not valid while runState.currentState is INITIAL'],
