@@ -199,13 +199,17 @@ export function settle(behaviour: TypeBehaviour, part: Part, context: StepContex
 
 const differs = (part: Part, before: Part, path: string | undefined): boolean => path !== undefined && part.read(path) !== before.read(path);
 
-/** A timer a command sets is SET (a relative one only when it is not zero); one a command UNSETs is cleared. */
+/**
+ * A timer a command sets is SET: a relative one unless it is zero, an absolute one unless it is at
+ * -1 (how LG's clients clear one); one a command UNSETs is cleared.
+ */
 function armTimers(timers: readonly Timer[], part: Part, before: Part): void {
   for (const timer of timers) {
     if (!timer.flag || !part.has(timer.flag)) continue;
     if (differs(part, before, timer.hour) || differs(part, before, timer.minute)) {
       const zero = part.readNumber(timer.hour) === 0 && (timer.minute === undefined || part.readNumber(timer.minute) === 0);
-      part.write(timer.flag, timer.kind === 'absolute' || !zero ? 'SET' : 'UNSET');
+      const set = timer.kind === 'absolute' ? part.readNumber(timer.hour) >= 0 : !zero;
+      part.write(timer.flag, set ? 'SET' : 'UNSET');
     } else if (differs(part, before, timer.flag) && part.read(timer.flag) === 'UNSET' && timer.kind === 'relative') {
       part.write(timer.hour, 0);
       if (timer.minute) part.write(timer.minute, 0);

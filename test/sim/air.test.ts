@@ -128,6 +128,15 @@ describe('an air purifier', () => {
     expect(await w.pushCodes(purifier)).toEqual(['POLLUTION_IS_HIGH']);
   });
 
+  it('unsets an absolute timer given -1:-1, as LG clients clear one', async () => {
+    w = await simWorld();
+    const purifier = await w.add('DEVICE_AIR_PURIFIER', 'AS_910604_WW');
+    const set = await w.control(purifier, { timer: { absoluteHourToStop: 22, absoluteMinuteToStop: 30 } });
+    expect(read(set, 'timer.absoluteStopTimer')).toBe('SET');
+    const cleared = await w.control(purifier, { timer: { absoluteHourToStop: -1, absoluteMinuteToStop: -1 } });
+    expect(read(cleared, 'timer.absoluteStopTimer')).toBe('UNSET');
+  });
+
   it('switched off, lets the room’s dust come back', async () => {
     w = await simWorld();
     const purifier = await w.add('DEVICE_AIR_PURIFIER');
