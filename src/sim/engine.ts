@@ -182,12 +182,14 @@ export function renew(wears: readonly Wear[], part: Part, ids: readonly string[]
 
 /** One simulated step of one location. */
 export function advance(behaviour: TypeBehaviour, part: Part, context: StepContext, minutes: number): void {
+  const counted = counting(behaviour.timers ?? [], part);
   runTimers(behaviour, part, context, minutes);
   if (behaviour.programme) tickProgramme(behaviour.programme, part, context, minutes);
   runHolds(behaviour.holds ?? [], part, context, minutes);
   runDrifts(behaviour.drifts ?? [], part, minutes);
   runDerived(behaviour.derived ?? [], part);
   runWear(behaviour.wear ?? [], part, context, minutes);
+  cancelEnded(counted, part);
   startHolds(behaviour.holds ?? [], part);
 }
 
@@ -217,13 +219,19 @@ function armTimers(timers: readonly Timer[], part: Part, before: Part): void {
   }
 }
 
+/** The relative timers counting in `part` now: those a change may end. */
+function counting(timers: readonly Timer[], part: Part): Timer[] {
+  return timers.filter((timer) => timer.kind === 'relative' && part.has(timer.hour) && part.matches(timer.when));
+}
+
 /**
- * A relative timer counts while its condition holds; a command that ends the condition cancels it,
- * as an appliance switched off by hand forgets its sleep timer, and one switched on its start timer.
+ * A relative timer counts while its condition holds; a change that ends the condition cancels it,
+ * as an appliance switched off (by hand or by another timer) forgets its sleep and off timers, and
+ * one switched on its start timer.
  */
-function cancelEnded(timers: readonly Timer[], part: Part, before: Part): void {
-  for (const timer of timers) {
-    if (timer.kind !== 'relative' || !part.has(timer.hour) || !before.matches(timer.when) || part.matches(timer.when)) continue;
+function cancelEnded(counted: readonly Timer[], part: Part): void {
+  for (const timer of counted) {
+    if (part.matches(timer.when)) continue;
     part.write(timer.hour, 0);
     if (timer.minute) part.write(timer.minute, 0);
     if (timer.flag) part.write(timer.flag, 'UNSET');
@@ -254,7 +262,7 @@ function runLinks(links: readonly Readonly<Record<string, 'C' | 'F'>>[], part: P
  */
 export function settleCommand(behaviour: TypeBehaviour, part: Part, before: Part, context: StepContext): void {
   armTimers(behaviour.timers ?? [], part, before);
-  cancelEnded(behaviour.timers ?? [], part, before);
+  cancelEnded(counting(behaviour.timers ?? [], before), part);
   runLinks(behaviour.links ?? [], part, before);
   runHolds(behaviour.holds ?? [], part, context, 0, true);
 }

@@ -99,6 +99,16 @@ describe('an air conditioner', () => {
     expect(read(await w.status(ac), 'operation.airConOperationMode')).toBe('POWER_ON');
   });
 
+  it('switched off by its sleep timer, drops its off timer too', async () => {
+    w = await simWorld();
+    const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
+    await w.control(ac, { sleepTimer: { relativeHourToStop: 1 }, timer: { relativeHourToStop: 3 } });
+    await w.minutes(60);
+    const status = await w.status(ac);
+    expect(read(status, 'operation.airConOperationMode')).toBe('POWER_OFF');
+    expect([read(status, 'timer.relativeHourToStop'), read(status, 'timer.relativeStopTimer')]).toEqual([0, 'UNSET']);
+  });
+
   it('refuses by power (2304) and by mode (2305), naming the property, with or without conditional control', async () => {
     w = await simWorld();
     const ac = await w.add('DEVICE_AIR_CONDITIONER', 'RAC_910604_WW');
