@@ -67,6 +67,7 @@ interface Identity {
 }
 
 /** What a device's will says, for a device whose connection ended without one. */
+const ONLINE = encodeConnection({ online: true });
 const OFFLINE = encodeConnection({ online: false });
 
 function refused(returnCode: 3 | 4 | 5, message: string): AuthenticateError {
@@ -113,6 +114,7 @@ export class EmbeddedBroker {
         this.guard('authorizeSubscribe', client, () => this.authorizeSubscribe(client, subscription, answer), answer);
       },
     });
+    aedes.on('client', (client) => this.guard('client', client, () => this.connected(client), () => undefined));
     aedes.on('clientDisconnect', (client) => this.guard('clientDisconnect', client, () => this.disconnected(client), () => undefined));
     this.options.registrations.onDeviceChanged((deviceId) => {
       const client = this.sessions.get(deviceId);
@@ -327,6 +329,16 @@ export class EmbeddedBroker {
     await persistence.cleanSubscriptions(client);
     for await (const packet of persistence.outgoingStream(client)) await persistence.outgoingClearMessageId(client, packet);
     await persistence.cleanIncoming(client);
+  }
+
+  /**
+   * A device is online once it connects (DESIGN D: "offline until it connects"), whether or not it
+   * then says so on its connection topic; through the bridge, so before anything it publishes.
+   */
+  private connected(client: Client): void {
+    const deviceId = this.identities.get(client)?.deviceId;
+    if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
+    void this.options.bridge.take(topicOf(deviceId, 'connection'), ONLINE, false);
   }
 
   /**

@@ -317,6 +317,14 @@ describe('embedded broker access rules (DESIGN B)', () => {
     expect((await p.state(device.deviceId)).online).toBe(false);
   });
 
+  it('counts a device online from its connection, before or without its connection message (DESIGN D), and offline when it ends', async () => {
+    const device = await cloud.addDevice();
+    const silent = await connectAsync(cloud.url, { clientId: device.deviceId, username: device.deviceId, password: device.secret, reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    await silent.endAsync();
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(false));
+  });
+
   it("refuses to let a device publish to or subscribe under another device's topics", async () => {
     const [intruder, victim] = [await cloud.addDevice(), await cloud.addDevice()];
     const victimClient = await cloud.connect(victim);
