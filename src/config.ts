@@ -78,6 +78,9 @@ function integer(name: string, raw: string | undefined, fallback: number, min = 
   return value;
 }
 
+/** Node's timers hold at most 2^31 - 1 ms (24.8 days); a longer one fires after 1 ms, so a timeout past it would end every wait at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 function port(name: string, raw: string | undefined, fallback: number): number {
   return integer(name, raw, fallback, 0, 65_535);
 }
@@ -231,12 +234,12 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     logLevel: logLevel(settings.LOG_LEVEL, mode === 'test' ? 'silent' : 'info'),
     rateLimitPerSecond: integer('RATE_LIMIT_PER_SECOND', settings.RATE_LIMIT_PER_SECOND, 1000),
     rateLimitBurst: integer('RATE_LIMIT_BURST', settings.RATE_LIMIT_BURST, 2000, 1),
-    controlTimeoutMs: integer('CONTROL_TIMEOUT_MS', settings.CONTROL_TIMEOUT_MS, 10_000, 1),
+    controlTimeoutMs: integer('CONTROL_TIMEOUT_MS', settings.CONTROL_TIMEOUT_MS, 10_000, 1, MAX_TIMER_MS),
     eventSubscriptionLimit: integer('EVENT_SUBSCRIPTION_LIMIT', settings.EVENT_SUBSCRIPTION_LIMIT, 100, 1),
     virtualByDefault: sandbox,
     simTimeScale: positive('SIM_TIME_SCALE', settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
     deliveryRetrySchedule: checked('DELIVERY_RETRY_SCHEDULE', settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'), parseRetrySchedule),
-    deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1),
+    deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1, MAX_TIMER_MS),
     deliveryAllowList,
     messageRetention: checked('MESSAGE_RETENTION', settings.MESSAGE_RETENTION || '7d', parseRetention),
     accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL', settings.ACCESS_TOKEN_TTL, 3600, 1),

@@ -30,6 +30,11 @@ describe('settings', () => {
     for (const domain of ['https://partner.example', 'example.com/api', 'my domain.example']) {
       expect(() => loadConfig('test', { DOMAIN: domain })).toThrow(`DOMAIN must be a domain name such as appliance-cloud.example (no scheme, path or spaces); got "${domain}"`);
     }
+    // Past Node's timer limit a timeout fires after 1 ms: every control and every webhook attempt would time out at once.
+    for (const name of ['CONTROL_TIMEOUT_MS', 'DELIVERY_ATTEMPT_TIMEOUT_MS'] as const) {
+      expect(() => loadConfig('test', { [name]: '3000000000' })).toThrow(`${name} must be an integer from 1 to 2147483647; got "3000000000"`);
+      expect(loadConfig('test', { [name]: '2147483647' })).toMatchObject({ [name === 'CONTROL_TIMEOUT_MS' ? 'controlTimeoutMs' : 'deliveryAttemptTimeoutMs']: 2_147_483_647 });
+    }
     expect(loadConfig('test', { DOMAIN: 'Example.com:8443' }).domain).toBe('Example.com:8443');
     expect(loadConfig('test', { MQTT_URL: 'mqtts://u:p@broker.example:8883' }).mqttUrl).toBe('mqtts://u:p@broker.example:8883');
   });
