@@ -28,4 +28,18 @@ describe('unusableDatabase', () => {
   it('leaves another answer of the server as it is, even when it speaks of a timeout', () => {
     expect(unusableDatabase(driverError('canceling statement due to statement timeout', '57014'), URL)).toBeUndefined();
   });
+
+  it('names the TLS mismatch of an sslmode, which the driver reports with no SQLSTATE', () => {
+    const tls = 'postgres://app:secret@db.internal:5432/app?sslmode=require';
+    // pg's own words when sslmode asks for TLS and the server answers that it has none.
+    expect(unusableDatabase(new Error('The server does not support SSL connections'), tls)?.message).toBe(
+      'DATABASE_URL: PostgreSQL at db.internal:5432 does not accept TLS connections (The server does not support SSL connections); enable SSL on the server, or remove sslmode from postgres://***@db.internal:5432/app?sslmode=require',
+    );
+    // pg reads sslmode=require as verify-full: a private CA's certificate is refused by Node's TLS.
+    for (const code of ['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']) {
+      expect(unusableDatabase(driverError('self-signed certificate', code), tls)?.message).toBe(
+        `DATABASE_URL: the TLS certificate of PostgreSQL at db.internal:5432 was refused (${code}: self-signed certificate); give its CA with sslrootcert=<file>, or check sslmode in postgres://***@db.internal:5432/app?sslmode=require`,
+      );
+    }
+  });
 });
