@@ -9,13 +9,22 @@ import { messageView } from './views.js';
 
 const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/** Whether the day exists in its month: Date.parse takes 2026-02-30 for March 2. */
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, takes years 0 to 99 as they are, not as 1900 to 1999.
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 /** An ISO 8601 date or date-time as epoch ms; one without a zone is UTC, like the envelope's timestamps. */
 export function parseSince(raw: string): number {
   const match = ISO_8601.exec(raw);
+  const valid = match !== null && isCalendarDay(Number(match[1]), Number(match[2]), Number(match[3]));
   // Date.parse reads a zone-less date-time as local time; the API means UTC.
-  const epochMs = match ? Date.parse(raw.includes('T') && !match[1] ? `${raw}Z` : raw) : Number.NaN;
+  const epochMs = valid ? Date.parse(raw.includes('T') && !match[4] ? `${raw}Z` : raw) : Number.NaN;
   if (Number.isNaN(epochMs)) throw fail('1102', `since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got ${quote(raw)}.`);
   return epochMs;
 }

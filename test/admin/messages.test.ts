@@ -140,6 +140,9 @@ describe('admin: messages, resend and recover (DESIGN C, D)', () => {
     ['?limit=1.5', 'limit must be an integer from 1 to 1000; got "1.5".'],
     ['?since=yesterday', 'since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got "yesterday".'],
     ['?since=2026-13-01', 'since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got "2026-13-01".'],
+    // Date.parse rolls a day past the month's end into the next month: the operator meant another time.
+    ['?since=2026-02-30T00:00:00Z', 'since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got "2026-02-30T00:00:00Z".'],
+    ['?since=2026-04-31', 'since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got "2026-04-31".'],
     ['?status=lost', 'status must be one of pending, delivering, delivered, failed, held.'],
     ['?colour=red', 'querystring may not contain "colour".'],
   ])('the query %s answers 1102', async (query, message) => {
