@@ -152,7 +152,7 @@ export class Dispatcher {
     while (this.#state === 'running') {
       this.#woken = false;
       let full = false;
-      if (this.#room() > 0) {
+      if (this.#total < this.#ceiling()) {
         await this.#pace();
         // A drain that began meanwhile claims nothing more.
         if (this.#state !== 'running') break;
@@ -182,13 +182,20 @@ export class Dispatcher {
     return done;
   }
 
-  #room(): number {
-    return Math.min(this.settings.batchSize, this.settings.maxInFlight - this.#total);
+  /**
+   * maxInFlight, and past it a reserve of one endpoint's slots: endpoints that hang can each hold
+   * their limit until every slot is theirs, and a service with nothing in flight must still get its
+   * messages out (DESIGN C), one attempt at a time until slots free.
+   */
+  #ceiling(): number {
+    return this.settings.maxInFlight + this.settings.perEndpointLimit;
   }
 
   /** What a claim made now asks for; undefined when there is no room. */
   #claimRequest(): ClaimRequest | undefined {
-    const limit = this.#room();
+    const { batchSize, maxInFlight, perEndpointLimit } = this.settings;
+    const withinMax = this.#total < maxInFlight;
+    const limit = Math.min(batchSize, (withinMax ? maxInFlight : this.#ceiling()) - this.#total);
     if (limit <= 0) return undefined;
     const now = this.io.clock.now();
     if (now >= this.#nextDue) this.#nextDue = Number.POSITIVE_INFINITY;
@@ -197,7 +204,8 @@ export class Dispatcher {
       now,
       leaseMs: this.settings.leaseMs,
       limit,
-      perEndpointLimit: this.settings.perEndpointLimit,
+      // From the reserve, only services with none in flight take one each.
+      perEndpointLimit: withinMax ? perEndpointLimit : 1,
       inFlight: Object.fromEntries(this.#inFlight),
     };
   }

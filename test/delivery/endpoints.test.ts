@@ -101,6 +101,28 @@ describe('delivery endpoints (DESIGN C)', () => {
     expect((await statuses(hanging)).sort()).toEqual(['delivering', 'delivering', 'pending', 'pending']);
   });
 
+  it('endpoints that hang and together hold every slot of the process do not delay another service', async () => {
+    // Two hanging services at their limit of 2 fill the 4 slots; their attempts outlast the test.
+    await app({ DELIVERY_ATTEMPT_TIMEOUT_MS: '60000' }, { perEndpointLimit: 2, maxInFlight: 4 });
+    const hanging = [await listening(['DEVICE_WASHER', 'DEVICE_DRYER']), await listening(['DEVICE_WASHER', 'DEVICE_DRYER'])];
+    const healthy = await listening(['DEVICE_WASHER', 'DEVICE_DRYER']);
+    const stuck = await receiver(() => undefined);
+    const hooks = await receiver();
+    for (const world of hanging) await setCallbacks(t!, world.serviceId, { callbackUrl: stuck.url });
+    await setCallbacks(t!, healthy.serviceId, { callbackUrl: hooks.url });
+
+    for (const world of hanging) for (const device of world.devices) await rename(device.deviceId, 'Stuck');
+    await waitFor('the hanging endpoints to hold every slot', () => (stuck.received.length === 4 ? true : undefined));
+    for (let i = 0; i < 3; i++) for (const device of healthy.devices) await rename(device.deviceId, `Healthy ${i}`);
+
+    await waitFor('the healthy service to be delivered while the others still hang', async () => {
+      const open = (await t!.ctx.store.listMessages(healthy.serviceId, {})).filter((m) => m.status !== 'delivered');
+      return open.length === 0 ? true : undefined;
+    }, 5_000);
+    expect(hooks.delivered(await secretsOf(t!.ctx.store, healthy.serviceId))).toHaveLength(6);
+    expect(stuck.received).toHaveLength(4);
+  });
+
   it('in phase OP refuses http, and loopback addresses at connect time, without ever connecting', async () => {
     await app({ PHASE: 'OP' }, {});
     const listener = await startTcpServer();
