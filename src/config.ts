@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createAddressGuard } from './delivery/address-guard.js';
 import { parseRetention } from './delivery/retention.js';
 import { parseRetrySchedule } from './delivery/schedule.js';
+import { isTimeScale, TIME_SCALE_RANGE } from './sim/time-scale.js';
 
 export type Region = 'KIC' | 'EIC' | 'AIC';
 export type Phase = 'QA' | 'OP';
@@ -85,10 +86,11 @@ function port(name: string, raw: string | undefined, fallback: number): number {
   return integer(name, raw, fallback, 0, 65_535);
 }
 
-function positive(name: string, raw: string | undefined, fallback: number): number {
+/** The simulator's speed, in its own range: refused here, a mistake stops the start in one line. */
+function timeScale(raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number; got "${raw}"`);
+  if (!isTimeScale(value)) throw new ConfigError(`SIM_TIME_SCALE must be ${TIME_SCALE_RANGE}; got "${raw}"`);
   return value;
 }
 
@@ -237,7 +239,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     controlTimeoutMs: integer('CONTROL_TIMEOUT_MS', settings.CONTROL_TIMEOUT_MS, 10_000, 1, MAX_TIMER_MS),
     eventSubscriptionLimit: integer('EVENT_SUBSCRIPTION_LIMIT', settings.EVENT_SUBSCRIPTION_LIMIT, 100, 1),
     virtualByDefault: sandbox,
-    simTimeScale: positive('SIM_TIME_SCALE', settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
+    simTimeScale: timeScale(settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
     deliveryRetrySchedule: checked('DELIVERY_RETRY_SCHEDULE', settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'), parseRetrySchedule),
     deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1, MAX_TIMER_MS),
     deliveryAllowList,

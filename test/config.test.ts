@@ -35,6 +35,10 @@ describe('settings', () => {
       expect(() => loadConfig('test', { [name]: '3000000000' })).toThrow(`${name} must be an integer from 1 to 2147483647; got "3000000000"`);
       expect(loadConfig('test', { [name]: '2147483647' })).toMatchObject({ [name === 'CONTROL_TIMEOUT_MS' ? 'controlTimeoutMs' : 'deliveryAttemptTimeoutMs']: 2_147_483_647 });
     }
+    // The simulator's own range, refused as a setting (exit 2) rather than when the simulator starts.
+    for (const scale of ['0.00001', '100000', 'fast']) {
+      expect(() => loadConfig('test', { SIM_TIME_SCALE: scale })).toThrow(`SIM_TIME_SCALE must be a number from 0.01 to 10000 (1 = real time); got "${scale}"`);
+    }
     expect(loadConfig('test', { DOMAIN: 'Example.com:8443' }).domain).toBe('Example.com:8443');
     expect(loadConfig('test', { MQTT_URL: 'mqtts://u:p@broker.example:8883' }).mqttUrl).toBe('mqtts://u:p@broker.example:8883');
   });

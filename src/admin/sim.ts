@@ -5,13 +5,13 @@
  */
 import { Type } from 'typebox';
 import type { ContextWithSimulator } from '../context.js';
-import { MAX_TIME_SCALE } from '../sim/simulator.js';
+import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../sim/time-scale.js';
 import { SCENARIOS } from '../sim/scenarios.js';
 import { answer, type AdminApp } from './common.js';
 import { adminSchema, DeviceParams } from './schemas.js';
 
 const TimeScale = Type.Object(
-  { scale: Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIME_SCALE, description: 'Simulated minutes per real minute: 1 = real time.', examples: [10] }) },
+  { scale: Type.Number({ minimum: MIN_TIME_SCALE, maximum: MAX_TIME_SCALE, description: 'Simulated minutes per real minute: 1 = real time.', examples: [10] }) },
   { additionalProperties: false },
 );
 

@@ -33,7 +33,7 @@ export const SETTINGS = {
   RATE_LIMIT_BURST: { help: 'requests a service may burst above the rate', default: '2000' },
   CONTROL_TIMEOUT_MS: { help: 'how long a control waits for the device', default: '10000' },
   EVENT_SUBSCRIPTION_LIMIT: { help: 'event subscriptions per service and user', default: '100' },
-  SIM_TIME_SCALE: { help: 'speed of virtual appliances (1 = real time)', default: '10 (sandbox), 1 (serve)' },
+  SIM_TIME_SCALE: { help: 'speed of virtual appliances (1 = real time), from 0.01 to 10000', default: '10 (sandbox), 1 (serve)' },
   DELIVERY_RETRY_SCHEDULE: { help: 'delays between webhook attempts', default: '1s,5s,30s,2m,5m (sandbox), 5s,5m,30m,2h,5h,10h,10h (serve)' },
   DELIVERY_ATTEMPT_TIMEOUT_MS: { help: 'timeout of one webhook attempt', default: '10000' },
   DELIVERY_ALLOW_LIST: { help: 'comma-separated private hosts or CIDRs phase OP may deliver to', default: 'none' },

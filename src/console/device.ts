@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { listProperties, listWritable, parsedProfile, valueAt } from '../catalog/index.js';
 import type { DeviceStatus, ParsedProfile } from '../catalog/types.js';
 import { actionsFor } from '../sim/actions.js';
-import { MAX_TIME_SCALE } from '../sim/simulator.js';
+import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../sim/time-scale.js';
 import type { Device } from '../core/model.js';
 import { html, type Html } from '../web/html.js';
 import { commandFromForm, propertyInput, writableAt } from './control.js';
@@ -55,7 +55,7 @@ ${locations.length ? html`<label for="sim-location">location</label><select id="
 </form>
 <form class="row" method="post" action="${base}/time-scale" data-inline="outcome time-scale">${csrf(viewer)}
 <label for="time-scale">time scale <span class="muted">(simulated minutes per minute, for every virtual appliance; 1 = real time)</span></label>
-<input id="time-scale" name="scale" type="number" min="0.01" max="${MAX_TIME_SCALE}" step="any" value="${deps.ctx.simulator.timeScale}" style="width:7rem">
+<input id="time-scale" name="scale" type="number" min="${MIN_TIME_SCALE}" max="${MAX_TIME_SCALE}" step="any" value="${deps.ctx.simulator.timeScale}" style="width:7rem">
 <button type="submit">Set</button></form></section>`;
 }
 

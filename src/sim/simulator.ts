@@ -20,10 +20,10 @@ import { type Outcome, stepDevice } from './device.js';
 import { emptyMemory, type Memory } from './part.js';
 import { SCENARIOS, type ScenarioStep } from './scenarios.js';
 import type { Scheduler } from './scheduler.js';
+import { isTimeScale, TIME_SCALE_RANGE } from './time-scale.js';
 import { applyCommand } from './virtual.js';
 
 const MINUTE = 60_000;
-export const MAX_TIME_SCALE = 10_000;
 
 export interface SimulatorDeps {
   devices: Pick<Devices, 'get' | 'state' | 'report' | 'push' | 'setConnection'>;
@@ -307,9 +307,7 @@ export class Simulator implements DeviceChannel {
 }
 
 function checkedScale(scale: unknown): number {
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > MAX_TIME_SCALE) {
-    throw fail('1102', `scale must be a number above 0 and at most ${MAX_TIME_SCALE} (1 = real time); got ${show(scale)}`);
-  }
+  if (!isTimeScale(scale)) throw fail('1102', `scale must be ${TIME_SCALE_RANGE}; got ${show(scale)}`);
   return scale;
 }
 

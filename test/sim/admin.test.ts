@@ -42,7 +42,7 @@ describe('admin: simulator', () => {
     expect(status).toBe(200);
     expect(body).toEqual({ messageId, timestamp: expect.any(String), response: { scale: 30 } });
     expect(w.ctx.simulator.timeScale).toBe(30);
-    for (const scale of [0, -1, 100_000, '10']) expect((await call('PUT', '/admin/sim/time-scale', { scale })).body.error.code).toBe('1102');
+    for (const scale of [0, -1, 0.00001, 100_000, '10']) expect((await call('PUT', '/admin/sim/time-scale', { scale })).body.error.code).toBe('1102');
     expect((await call('PUT', '/admin/sim/time-scale', {})).body.error).toEqual({ code: '1101', message: 'scale is missing.' });
   });
 

@@ -46,7 +46,10 @@ describe('the simulator', () => {
     expect(await stateOf(washer)).toEqual(['RUNNING', 30]);
     expect(() => w.ctx.simulator.setTimeScale(0)).toThrow(expect.objectContaining({ code: '1102' }));
     expect(() => w.ctx.simulator.setTimeScale(Number.NaN)).toThrow(expect.objectContaining({ code: '1102' }));
-    expect(() => w.ctx.simulator.setTimeScale('abc')).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number above 0 and at most 10000 (1 = real time); got "abc"' }));
+    expect(() => w.ctx.simulator.setTimeScale('abc')).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got "abc"' }));
+    // A simulated minute every 6e9 ms would overflow Node's timers, which then fire after 1 ms: the appliances would race.
+    expect(() => w.ctx.simulator.setTimeScale(0.00001)).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got 0.00001' }));
+    expect(w.ctx.simulator.timeScale).toBe(60);
   });
 
   it('stops cleanly: no minute is left scheduled, and the minute in flight finishes reporting first', async () => {
