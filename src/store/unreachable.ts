@@ -1,7 +1,7 @@
 /**
  * Why the database of a DATABASE_URL cannot be opened, as a setting to fix (the CLI prints one line
  * and exits 2) rather than a crash: no server answers, the database or role does not exist, TLS
- * does not fit the server (sslmode), the SQLite file cannot be opened. Any other failure is not the setting's fault and stays as it is.
+ * does not fit the server (sslmode), the SQLite file cannot be opened or is not a database. Any other failure is not the setting's fault and stays as it is.
  */
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 
@@ -29,6 +29,9 @@ export function unusableDatabase(error: unknown, databaseUrl: string): ConfigErr
   const message = error instanceof Error ? error.message : String(error);
   const shown = redactDatabaseUrl(databaseUrl);
   if (databaseUrl.startsWith('sqlite:')) {
+    if (code === 'SQLITE_NOTADB') {
+      return new ConfigError(`DATABASE_URL: ${shown} is not a SQLite database (${message}); name the database file, or a path where there is none yet`);
+    }
     if (code !== undefined && ['SQLITE_CANTOPEN', 'EACCES', 'EROFS', 'ENOTDIR', 'EEXIST'].includes(code)) {
       return new ConfigError(`DATABASE_URL: cannot open the SQLite file of ${shown} (${message}); name a writable path, as in sqlite:./data/appliance-cloud.db`);
     }

@@ -42,4 +42,10 @@ describe('unusableDatabase', () => {
       );
     }
   });
+
+  it('names a SQLite file that is something else, which better-sqlite3 finds only when it first reads it', () => {
+    expect(unusableDatabase(driverError('file is not a database', 'SQLITE_NOTADB'), 'sqlite:./notes.txt')?.message).toBe(
+      'DATABASE_URL: sqlite:./notes.txt is not a SQLite database (file is not a database); name the database file, or a path where there is none yet',
+    );
+  });
 });
