@@ -55,8 +55,9 @@ export function unusableDatabase(error: unknown, databaseUrl: string): ConfigErr
     const name = decodeURIComponent(pathname.slice(1));
     return new ConfigError(`DATABASE_URL: database "${name}" does not exist on ${server}; create it (createdb ${name}) or name an existing one`);
   }
-  // A setting the URL passes to the server (statement_timeout=abc, options=-c foo=bar) that it refused.
-  if (code === '22023' || code === '42704') {
+  // A setting the URL passes to the server (statement_timeout=abc, options=-c foo=bar) that it refused,
+  // or a search_path naming no schema (3F000), which leaves the migrations nowhere to create tables.
+  if (code === '22023' || code === '42704' || code === '3F000') {
     return new ConfigError(`DATABASE_URL: PostgreSQL at ${server} refused a parameter of the URL (${message}); check the query parameters of ${shown}`);
   }
   // Class 28: invalid authorization (a wrong password, an unknown role).

@@ -23,6 +23,8 @@ describe('unusableDatabase', () => {
       'DATABASE_URL: PostgreSQL at db.internal:5432 refused a parameter of the URL (invalid value for parameter "statement_timeout": "NaN"); check the query parameters of postgres://***@db.internal:5432/app?statement_timeout=abc',
     );
     expect(unusableDatabase(driverError('unrecognized configuration parameter "foo"', '42704'), URL)?.message).toMatch(/refused a parameter of the URL/);
+    // options=-c search_path=<a schema that is not there>: the first migration has nowhere to create its tables.
+    expect(unusableDatabase(driverError('no schema has been selected to create in', '3F000'), URL)?.message).toMatch(/refused a parameter of the URL \(no schema has been selected to create in\)/);
   });
 
   it('leaves another answer of the server as it is, even when it speaks of a timeout', () => {
