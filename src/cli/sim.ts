@@ -11,6 +11,7 @@ import { ApiError, fail } from '../errors.js';
 import { redactUrl } from '../gateway/bridge.js';
 import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
+import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
 import { callAdmin, targetOf, type Target } from './target.js';
 
 function parseArgs(value: string | undefined): unknown {
@@ -47,9 +48,9 @@ function deviceTypesOf(value: string | undefined): string[] {
   return types;
 }
 
-function positiveNumber(name: string, value: string, integer: boolean): number {
+function positiveInteger(name: string, value: string): number {
   const n = Number(value);
-  if (!(n > 0) || (integer && !Number.isInteger(n))) throw fail('1102', `${name} must be a positive ${integer ? 'integer' : 'number'}; got ${JSON.stringify(value)}.`);
+  if (!(n > 0) || !Number.isInteger(n)) throw fail('1102', `${name} must be a positive integer; got ${JSON.stringify(value)}.`);
   return n;
 }
 
@@ -79,14 +80,15 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       if (!isMqttUrl(options.mqttUrl!)) {
         throw fail('1102', `--mqtt-url must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://127.0.0.1:1883; got ${JSON.stringify(options.mqttUrl)}.`);
       }
-      const timeScale = positiveNumber('--time-scale', options.timeScale!, false);
+      const timeScale = Number(options.timeScale);
+      if (!isTimeScale(timeScale)) throw fail('1102', `--time-scale must be ${TIME_SCALE_RANGE}; got ${JSON.stringify(options.timeScale)}.`);
       const protocolVersion = MQTT_VERSIONS.get(options.mqttVersion!);
       if (protocolVersion === undefined) throw fail('1102', `--mqtt-version must be 3.1.1 or 5; got ${JSON.stringify(options.mqttVersion)}.`);
       let devices: DeviceCredentials[];
       if (options.devices !== undefined) {
         devices = parseDeviceList(JSON.parse(readFileSync(options.devices, 'utf8')) as unknown);
       } else if (options.user !== undefined) {
-        const count = positiveNumber('--count', options.count!, true);
+        const count = positiveInteger('--count', options.count!);
         devices = await registerDevices(targetOf(command.optsWithGlobals(), env), options.user, deviceTypesOf(options.types), count);
       } else {
         throw fail('1102', 'Say which devices: --user <userNumber> to register new ones, or --devices <file> for registered ones.');

@@ -61,6 +61,11 @@ describe('appliance-cloud help (a real process)', () => {
     expect([code, stderr.trim()]).toEqual([1, 'error 1102: --mqtt-url must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://127.0.0.1:1883; got "127.0.0.1:1883".']);
   });
 
+  it.each(['0.001', '100000'])('sim devices refuses a --time-scale the simulator does not run at (%s) before it registers any device', async (scale) => {
+    const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--user', 'u1', '--url', 'http://127.0.0.1:1', '--admin-token', 't', '--time-scale', scale]);
+    expect([code, stderr.trim()]).toEqual([1, `error 1102: --time-scale must be a number from 0.01 to 10000 (1 = real time); got "${scale}".`]);
+  });
+
   it('admin services create describes every option', async () => {
     const { stdout } = await runCli(['admin', 'services', 'create', '--help']);
     const options = [...stdout.matchAll(/^ {2}(--[a-z-]+)(?: <\w+>)?( +\S.*)?$/gm)].map((m) => [m[1], Boolean(m[2])]);
