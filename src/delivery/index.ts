@@ -83,8 +83,9 @@ export async function startDelivery(deps: DeliveryDeps): Promise<Delivery> {
       phase: config.phase,
       allowList: config.deliveryAllowList,
       timeoutMs: config.deliveryAttemptTimeoutMs,
-      // The per-endpoint limit bounds each service's sockets; a shared pool limit would let services on one host block each other.
-      connectionsPerOrigin: tuning.maxInFlight,
+      // The per-endpoint limit bounds each service's sockets; a shared pool limit would let services on one host block each other,
+      // so it is as high as the dispatcher ever goes: maxInFlight and its reserve of one endpoint's slots.
+      connectionsPerOrigin: tuning.maxInFlight + tuning.perEndpointLimit,
       clock,
     }),
   );

@@ -123,6 +123,24 @@ describe('delivery endpoints (DESIGN C)', () => {
     expect(stuck.received).toHaveLength(4);
   });
 
+  it('endpoints that hang and hold every slot do not delay another service on the same host either', async () => {
+    await app({ DELIVERY_ATTEMPT_TIMEOUT_MS: '60000' }, { perEndpointLimit: 2, maxInFlight: 4 });
+    const hanging = [await listening(['DEVICE_WASHER', 'DEVICE_DRYER']), await listening(['DEVICE_WASHER', 'DEVICE_DRYER'])];
+    const healthy = await listening(['DEVICE_WASHER']);
+    // One host for all three services: its first four requests (the hanging services') get no answer.
+    const shared = await receiver((response, count) => (count > 4 ? response.writeHead(200).end() : undefined));
+    for (const world of [...hanging, healthy]) await setCallbacks(t!, world.serviceId, { callbackUrl: shared.url });
+
+    for (const world of hanging) for (const device of world.devices) await rename(device.deviceId, 'Stuck');
+    await waitFor('the hanging services to hold every slot', () => (shared.received.length === 4 ? true : undefined));
+    await rename(healthy.devices[0]!.deviceId, 'Healthy');
+
+    await waitFor('the healthy service to be delivered while the others still hang', async () => {
+      const [message] = await t!.ctx.store.listMessages(healthy.serviceId, {});
+      return message?.status === 'delivered' ? true : undefined;
+    }, 5_000);
+  });
+
   it('in phase OP refuses http, and loopback addresses at connect time, without ever connecting', async () => {
     await app({ PHASE: 'OP' }, {});
     const listener = await startTcpServer();
