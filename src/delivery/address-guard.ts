@@ -111,7 +111,13 @@ export function createAddressGuard({ phase, allowList }: GuardSettings): Address
 
     checkSetting(url) {
       const check = checkUrl(url);
-      const host = check.ok ? bareHost(new URL(url).hostname) : '';
+      const parsed = check.ok ? new URL(url) : undefined;
+      // The sender sends no userinfo (undici drops it): the receiver would never see them, and every
+      // listing of the service would show them. A receiver checks the signature instead.
+      if (parsed && (parsed.username || parsed.password)) {
+        return { ok: false, reason: 'credentials in the URL (user:password@) are never sent; a receiver checks the webhook signature instead' };
+      }
+      const host = parsed ? bareHost(parsed.hostname) : '';
       if (isLocalhostName(host) && !allowedHosts.has(host) && refusal('127.0.0.1')) {
         return { ok: false, reason: `${host} is a loopback name (RFC 6761), refused in phase ${phase}` };
       }

@@ -57,6 +57,12 @@ describe('checkCallbackUrl', () => {
     expect(checkCallbackUrl('https://localhost.example.com/hook', OP)).toEqual({ ok: true });
   });
 
+  it('refuses credentials in the URL, in either phase: they would never be sent', () => {
+    const reason = 'credentials in the URL (user:password@) are never sent; a receiver checks the webhook signature instead';
+    expect(checkCallbackUrl('https://user:secret@hooks.example.com/thinq', OP)).toEqual({ ok: false, reason });
+    expect(checkCallbackUrl('http://token@127.0.0.1:3000/hook', QA)).toEqual({ ok: false, reason });
+  });
+
   it('names the kind of address with its article', () => {
     expect(checkCallbackUrl('https://0.0.0.0/hook', OP)).toEqual({ ok: false, reason: '0.0.0.0 is an unspecified address, refused in phase OP' });
     expect(checkCallbackUrl('https://10.1.2.3/hook', OP)).toEqual({ ok: false, reason: '10.1.2.3 is a private address, refused in phase OP' });
