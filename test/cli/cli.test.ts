@@ -40,6 +40,14 @@ describe('appliance-cloud (a real process)', () => {
 });
 
 describe('appliance-cloud help (a real process)', () => {
+  it('exits 2 for a command line that is not one, as for settings that cannot be used, and 0 for --help', async () => {
+    const unknown = await runCli(['serve', '--prot', '8080']);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/^error: unknown option '--prot'\n\(Did you mean --port\?\)\n/)]);
+    const missing = await runCli(['admin', 'services', 'get']);
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/^error: missing required argument 'serviceId'\n/)]);
+    expect((await runCli(['admin', 'services', '--help'])).code).toBe(0);
+  });
+
   it('sim act --help lists the actions of each device type', async () => {
     const { code, stdout } = await runCli(['sim', 'act', '--help']);
     expect(code).toBe(0);
