@@ -40,6 +40,8 @@ export interface ResultSink {
   settle(deviceId: string, result: CommandResult): boolean;
   /** An answer to the command that does not fit the contract (DESIGN B): the command fails with it. */
   unfit(deviceId: string, commandId: string, problem: string): boolean;
+  /** The device went offline: its commands waiting for an answer will get none. */
+  offline(deviceId: string): void;
 }
 
 export interface ServiceConnectionOptions {
@@ -178,6 +180,12 @@ export class Bridge {
     if (parsed.kind === 'command/result') return Promise.resolve(this.settle(parsed, bytes));
     // A retained report or push is an old message replayed; only the connection flag is meant to be kept.
     if (retained && parsed.kind !== 'connection') return HANDLED;
+    // Straight to the channel too, as results go: the connection message may queue behind a report
+    // that waits on the lock a command holds. A retained one replays a flag older than any command.
+    if (parsed.kind === 'connection' && !retained) {
+      const connection = decodeConnection(bytes);
+      if (connection.ok && !connection.value.online) this.deps.results.offline(parsed.deviceId);
+    }
     let work: Promise<Outcome>;
     if (parsed.kind === 'state') work = this.queueReport(parsed, bytes);
     else {

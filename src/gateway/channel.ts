@@ -1,7 +1,8 @@
 /**
  * The command channel of real devices (DESIGN A.7.3, B): a command goes out on
  * `appliance/{id}/command` and the device's answer comes back on `…/command/result`, which the bridge
- * hands to `settle`. Offline devices never get here: Devices answers 1222 before sending.
+ * hands to `settle`. Offline devices never get here: Devices answers 1222 before sending; one that goes
+ * offline while its command waits is answered 1222 then (`offline`).
  */
 import { getModel, mergeStatus, parsedProfile, validateReport } from '../catalog/index.js';
 import type { DeviceStatus, JsonObject } from '../catalog/types.js';
@@ -68,6 +69,17 @@ export class MqttCommandChannel implements DeviceChannel {
     if (!waiting || waiting.device.deviceId !== deviceId) return false;
     this.finish(commandId, { ok: false, code: '2208', message: `Device ${deviceId} answered the command with a result that does not fit the device contract: ${problem}.` });
     return true;
+  }
+
+  /**
+   * The device's connection ended: its commands waiting here fail at once with 1222 (DESIGN A.7: offline),
+   * not with 2209 at their timeout. Whether it applied one before it went is unknown, as at a timeout.
+   */
+  offline(deviceId: string): void {
+    for (const [commandId, { device }] of this.pending) {
+      if (device.deviceId !== deviceId) continue;
+      this.finish(commandId, { ok: false, code: '1222', message: `Device ${deviceId} went offline before it answered the command.` });
+    }
   }
 
   /** Answers every waiting command with 2209 and refuses new ones; for shutdown. */

@@ -83,6 +83,18 @@ describe('MqttCommandChannel (DESIGN A.7.3)', () => {
     expect(c.mqtt.unfit('dehum-1', c.lastId(), 'again')).toBe(false);
   });
 
+  it("fails a device's waiting commands with 1222 when it goes offline, and no other device's", async () => {
+    const c = channel();
+    const [first, second] = [c.send(), c.send()];
+    const other = c.mqtt.sendCommand({ ...device, deviceId: 'dehum-2' }, model.defaultStatus, command, 1000);
+    await Promise.resolve();
+    c.mqtt.offline('dehum-1');
+    const gone = { ok: false, code: '1222', message: 'Device dehum-1 went offline before it answered the command.' };
+    expect([await first, await second]).toEqual([gone, gone]);
+    expect(c.mqtt.settle('dehum-2', { commandId: c.lastId(), ok: false, code: '2303', message: 'The tank is full.' })).toBe(true);
+    expect(await other).toEqual({ ok: false, code: '2303', message: 'The tank is full.' });
+  });
+
   it('answers 2209 when the broker does not take the command, and on close', async () => {
     const refusing = new MqttCommandChannel(async () => {
       throw new Error('client disconnecting');

@@ -212,6 +212,17 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
     expect(res.json().error).toEqual({ code: '2209', message: `Device ${device.deviceId} did not answer the command: it did not answer within 1500 ms.` });
   });
 
+  it('answers 1222 at once, not 2209 at the timeout, when the device goes offline before it answers the command', async () => {
+    const client = await cloud.connect(device, { reconnectPeriod: 0, onCommand: () => new Promise(() => undefined) });
+    client.mqtt.on('message', (topic) => {
+      if (topic.endsWith('/command')) client.mqtt.stream.destroy();
+    });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
+    expect(res.statusCode).toBe(416);
+    expect(res.json().error).toEqual({ code: '1222', message: `Device ${device.deviceId} went offline before it answered the command.` });
+  });
+
   it('marks a device offline by its will after an abrupt disconnect', async () => {
     const client = await cloud.connect(device, { reconnectPeriod: 0 });
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
@@ -388,7 +399,8 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const closed = new Promise<void>((resolve) => client.mqtt.once('close', () => resolve()));
     const outcome = await cloud.gateway.channel.sendCommand(registered!, {}, { airFlow: { windStrengthLevel: 'LOW' } }, 300);
     await closed;
-    expect(outcome).toMatchObject({ ok: false, code: '2209' });
+    // Cut off, it is offline: the command fails as one sent to a device that went offline.
+    expect(outcome).toMatchObject({ ok: false, code: '1222' });
     expect(commands).toEqual([]);
   });
 
