@@ -62,10 +62,9 @@ export async function consent(s: Setup, authorizationUrl: URL, share: 'all' | st
   return back.url;
 }
 
-/** An authorization request with PKCE, consented to; the callback URL with its code, the verifier and the state. */
-export async function codeFlow(s: Setup, scope: string, share: 'all' | string[]) {
+/** An authorization request of the service for `scope`, with a fresh PKCE verifier and `state`. */
+export async function authorizationRequest(s: Setup, scope: string, state = client.randomState()): Promise<{ url: URL; verifier: string; state: string }> {
   const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
   const url = client.buildAuthorizationUrl(s.config, {
     redirect_uri: s.redirectUri,
     scope,
@@ -73,6 +72,12 @@ export async function codeFlow(s: Setup, scope: string, share: 'all' | string[])
     code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   });
+  return { url, verifier, state };
+}
+
+/** An authorization request with PKCE, consented to; the callback URL with its code, the verifier and the state. */
+export async function codeFlow(s: Setup, scope: string, share: 'all' | string[]) {
+  const { url, verifier, state } = await authorizationRequest(s, scope);
   const callback = await consent(s, url, share);
   return { callback, verifier, state };
 }

@@ -10,11 +10,11 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as client from 'openid-client';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoCountry } from '../../src/regions.js';
 import { hasChromium, launchBrowser } from '../helpers/browser.js';
-import { EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
+import { authorizationRequest, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
 
 /** Where the pages' screenshots go, to be looked at. */
 const SHOTS = join(tmpdir(), 'appliance-cloud-oauth-pages');
@@ -31,23 +31,20 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
     await s?.test.close();
   });
 
-  it('consents to one device, renames it, and unlinks', async () => {
-    const page = await browser.newPage();
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices control',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-
+  /** Opens an authorization request for `scope` (state `st`) and signs in as the owner, up to the consent page; its PKCE verifier. */
+  async function signInToAuthorize(page: Page, scope: string): Promise<string> {
+    const { url, verifier } = await authorizationRequest(s, scope, 'st');
     await page.goto(url.href);
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-
     await page.getByRole('heading', { name: 'Laundry Pal asks to link your appliances' }).waitFor();
+    return verifier;
+  }
+
+  it('consents to one device, renames it, and unlinks', async () => {
+    const page = await browser.newPage();
+    const verifier = await signInToAuthorize(page, 'devices control');
     // Only the devices of the service's types are offered: not the oven.
     expect(await page.getByRole('checkbox').count()).toBe(2);
     await page.getByLabel('Only the ones I choose').check();
@@ -120,13 +117,7 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
   });
 
   it('refuses to be shown in a frame of another page, where a click on Allow or Unlink could be stolen', async () => {
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    });
+    const { url } = await authorizationRequest(s, 'devices');
     const page = await browser.newPage();
     for (const framed of [url.href, `${s.base}/oauth/device`, `${s.base}/account`]) {
       await page.setContent(`<iframe src="${framed}"></iframe>`);
@@ -139,19 +130,7 @@ describe.skipIf(!hasChromium)('the owner pages in a browser', () => {
 
   it("shares only the devices ticked, even when the owner left the default 'All of them' selected", async () => {
     const page = await browser.newPage();
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    await page.goto(url.href);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Laundry Pal asks to link your appliances' }).waitFor();
+    const verifier = await signInToAuthorize(page, 'devices');
     // The owner ticks the fridge under "Only the ones I choose" and allows, never touching the radio buttons.
     await page.getByLabel(/^Fridge/).check();
     expect(await page.getByLabel('All of them, including devices I add later').isChecked()).toBe(true);

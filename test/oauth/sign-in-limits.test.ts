@@ -4,11 +4,10 @@
  * password, until a minute has given one back; other owners sign in meanwhile, and a right
  * password before the limit clears the count.
  */
-import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoCountry } from '../../src/regions.js';
 import { OwnerAgent } from '../helpers/owner-agent.js';
-import { EMAIL, linkWorld, PASSWORD, type Setup } from './fixture.js';
+import { authorizationRequest, EMAIL, linkWorld, PASSWORD, type Setup } from './fixture.js';
 
 let s: Setup;
 beforeAll(async () => {
@@ -48,13 +47,7 @@ describe('sign-in attempts per email', () => {
 
   it('holds for the authorization’s sign-in step too, which shares the count', async () => {
     for (let i = 0; i < 5; i++) expect((await signInToAccount(new OwnerAgent(s.base), 'lodger@example.com', 'not the password')).status).toBe(401);
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: s.redirectUri,
-      scope: 'devices',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    });
+    const { url } = await authorizationRequest(s, 'devices');
     const agent = new OwnerAgent(s.base);
     const signIn = await agent.follow(url.href);
     const refused = await agent.submit(signIn, /\/login$/, { email: 'lodger@example.com', password: PASSWORD });
