@@ -66,8 +66,9 @@ interface Identity {
   secretHash: string;
 }
 
-/** What a device's will says, for a device whose connection ended without one. */
+/** What the broker says for a device that connected, whatever it says itself. */
 const ONLINE = encodeConnection({ online: true });
+/** What a device's will says, for a device whose connection ended without one. */
 const OFFLINE = encodeConnection({ online: false });
 
 function refused(returnCode: 3 | 4 | 5, message: string): AuthenticateError {
