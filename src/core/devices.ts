@@ -89,6 +89,11 @@ export class Devices {
     }
     if (!(await store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
     if (await store.getDevice(deviceId)) throw fail('1102', `Device ${deviceId} is already registered.`);
+    if (input.groupId !== undefined) {
+      // A washtower is one washer and one dryer: clients pair the halves by groupId.
+      const half = (await store.listUserDevices(userNumber)).find((d) => d.groupId === input.groupId && d.deviceType === input.deviceType);
+      if (half) throw fail('1102', `groupId ${JSON.stringify(input.groupId)} already has its ${input.deviceType}: ${half.deviceId}.`);
+    }
     const virtual = input.virtual ?? this.deps.virtualByDefault;
     const deviceSecret = randomId(24);
     const groupId = WASHTOWER_HALVES.has(input.deviceType) ? (input.groupId ?? String(Math.floor(clock.now() * 1000))) : null;

@@ -159,11 +159,14 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(device.deviceId).toMatch(/^[0-9a-f]{64}$/);
     });
 
-    it('gives washtower halves the groupId asked for', async () => {
+    it('gives washtower halves the groupId asked for, one washer and one dryer to a group', async () => {
       for (const deviceType of ['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']) {
         const half = await admin('POST', `/admin/users/${world.userNumber}/devices`, { deviceType, alias: 'Tower', groupId: 'tower-1', virtual: true });
         expect(half.json().response.groupId).toBe('tower-1');
       }
+      const dryer = (await t.ctx.store.listUserDevices(world.userNumber)).find((d) => d.deviceType === 'DEVICE_WASHTOWER_DRYER')!.deviceId;
+      expect(await error(admin('POST', `/admin/users/${world.userNumber}/devices`, { deviceType: 'DEVICE_WASHTOWER_DRYER', alias: 'Second dryer', groupId: 'tower-1' })))
+        .toEqual([400, { code: '1102', message: `groupId "tower-1" already has its DEVICE_WASHTOWER_DRYER: ${dryer}.` }]);
     });
 
     it.each([
