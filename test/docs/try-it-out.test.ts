@@ -89,6 +89,15 @@ describe.skipIf(!hasChromium)('/docs in a browser, in the sandbox world', () => 
     await page.screenshot({ path: SCREENSHOTS.top });
   });
 
+  it('fits a phone: no part of the page is wider than a 390 px screen', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.goto(`${url}/docs`);
+    await phone.locator('.information-container .title').waitFor();
+    await phone.locator('#operations-devices-listDevices .opblock-summary').click();
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBe(390);
+    await phone.close();
+  });
+
   it('"Try it out" → Execute on GET /devices returns the user\'s devices, with the preset credentials and a fresh x-message-id each time', async () => {
     await page.goto(`${url}/docs`);
     // Authorize shows the three credentials as entered: the padlock of the operation is closed.
