@@ -18,7 +18,7 @@ import type { DeviceRegistrations } from '../core/cache.js';
 import type { Device } from '../core/model.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { Refused, type Bridge } from './bridge.js';
+import { Refused, type Bridge, type Outcome } from './bridge.js';
 import { answerOnce, guard, reportFault, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
 import { disconnectWith, REASON, refuseInAck, speakingMqtt5 } from './mqtt5.js';
@@ -79,6 +79,9 @@ function isAuthenticateError(error: unknown): error is AuthenticateError {
   return error instanceof Error && 'returnCode' in error;
 }
 
+/** A publish handed to the bridge, or refused before it with the reason the connection ends with. */
+type Admission = { taken: Promise<Outcome> } | { refused: number; why: string };
+
 export class EmbeddedBroker {
   /** The device each authenticated client is. */
   private readonly identities = new WeakMap<Client, Identity>();
@@ -88,6 +91,8 @@ export class EmbeddedBroker {
   private readonly endingSessions = new WeakSet<Client>();
   /** MQTT 5 connections that start a new session to be kept (a clean start with an expiry). */
   private readonly startingOver = new WeakSet<Client>();
+  /** Each connection's last publish admitted or being admitted (see inTurn). */
+  private readonly admissions = new WeakMap<Client, Promise<unknown>>();
   private readonly reporting: FaultReporting;
   private aedes: Aedes | null = null;
   private server: Server | null = null;
@@ -279,35 +284,57 @@ export class EmbeddedBroker {
    * reason 0x83 and the problem to an MQTT 5 device, plainly to a 3.1.1 one.
    */
   private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
-    // An error answer ends the connection; an MQTT 5 device is told why first.
-    const refuse = (reasonCode: number, why: string) => {
-      if (client) disconnectWith(client.conn, reasonCode, why);
-      answer(new Error(why));
-    };
+    const admitted = await (client ? this.inTurn(client, () => this.admit(client, packet)) : this.admit(null, packet));
+    if ('refused' in admitted) {
+      // An error answer ends the connection; an MQTT 5 device is told why first.
+      if (client) disconnectWith(client.conn, admitted.refused, admitted.why);
+      return answer(new Error(admitted.why));
+    }
+    const outcome = await admitted.taken;
+    if (outcome === 'failed') {
+      const why = 'the message could not be stored; send it again when connected again';
+      if (client) disconnectWith(client.conn, REASON.unspecified, why);
+      return answer(new Error(why));
+    }
+    // An MQTT 5 device learns of the refusal in its PUBACK or PUBREC; 3.1.1 can only acknowledge it.
+    if (outcome instanceof Refused && client && packet.qos > 0) refuseInAck(client.conn, packet.messageId!, outcome.problem);
+    answer(null);
+  }
+
+  /**
+   * Admits a connection's publish once its last one was: aedes hands over together the packets read
+   * at once, and a check that reads the store (an expired lookup) would let the reports sent after
+   * one reach the bridge before it, and be stored before it.
+   */
+  private inTurn(client: Client, admit: () => Promise<Admission>): Promise<Admission> {
+    const last = this.admissions.get(client);
+    const admission = last ? last.then(admit) : admit();
+    this.admissions.set(client, admission.catch(() => undefined));
+    return admission;
+  }
+
+  /** Checks a publish and hands it to the bridge: what the bridge took, or why the publish is refused. */
+  private async admit(client: Client | null, packet: PublishPacket): Promise<Admission> {
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
     if (client) {
       const identity = this.identities.get(client);
       if (identity === undefined || !mayPublish(identity.deviceId, packet.topic)) {
         this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
-        return refuse(REASON.notAuthorized, `not authorized to publish to ${packet.topic}`);
+        return { refused: REASON.notAuthorized, why: `not authorized to publish to ${packet.topic}` };
       }
       // Its will included: the device has connected again, and the new session speaks for it.
-      if (this.sessions.get(identity.deviceId) !== client) return refuse(REASON.sessionTakenOver, TAKEN_OVER);
+      if (this.sessions.get(identity.deviceId) !== client) return { refused: REASON.sessionTakenOver, why: TAKEN_OVER };
       if (!(await this.stillRegistered(identity))) {
         this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
         this.endingSessions.add(client);
-        return refuse(REASON.notAuthorized, NO_LONGER_REGISTERED);
+        return { refused: REASON.notAuthorized, why: NO_LONGER_REGISTERED };
       }
     }
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false);
     // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
-    if (!taken) return refuse(REASON.serverShuttingDown, 'the gateway is shutting down; send the message again when connected again');
-    const outcome = await taken;
-    if (outcome === 'failed') return refuse(REASON.unspecified, 'the message could not be stored; send it again when connected again');
-    // An MQTT 5 device learns of the refusal in its PUBACK or PUBREC; 3.1.1 can only acknowledge it.
-    if (outcome instanceof Refused && client && packet.qos > 0) refuseInAck(client.conn, packet.messageId!, outcome.problem);
-    answer(null);
+    if (!taken) return { refused: REASON.serverShuttingDown, why: 'the gateway is shutting down; send the message again when connected again' };
+    return { taken };
   }
 
   private authorizeSubscribe(client: Client, subscription: Subscription, answer: (error: Error | null, subscription?: Subscription | null) => void): void {
