@@ -13,6 +13,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { Aedes, type AuthenticateError, type Client, type PublishPacket, type Subscription } from 'aedes';
 import { encodeConnection, MAX_PAYLOAD_BYTES } from '../device-protocol/codec.js';
 import { mayPublish, maySubscribe, parseTopic, topicOf } from '../device-protocol/topics.js';
+import { andThen, type Eventually } from '../eventually.js';
 import { hashSecret, isDeviceId, randomId, secretMatches } from '../ids.js';
 import type { DeviceRegistrations } from '../core/cache.js';
 import type { Device } from '../core/model.js';
@@ -91,8 +92,8 @@ export class EmbeddedBroker {
   private readonly endingSessions = new WeakSet<Client>();
   /** MQTT 5 connections that start a new session to be kept (a clean start with an expiry). */
   private readonly startingOver = new WeakSet<Client>();
-  /** Each connection's last publish admitted or being admitted (see inTurn). */
-  private readonly admissions = new WeakMap<Client, Promise<unknown>>();
+  /** Per connection, its last publish whose check is reading the store, until it is admitted (see inTurn). */
+  private readonly admissions = new WeakMap<Client, Promise<void>>();
   private readonly reporting: FaultReporting;
   private aedes: Aedes | null = null;
   private server: Server | null = null;
@@ -259,9 +260,8 @@ export class EmbeddedBroker {
    * the lookup cache: a change made on this node or told by another is seen at once, one made by
    * another process on a SQLite file within the cache's TTL.
    */
-  private async stillRegistered({ deviceId, secretHash }: Identity): Promise<boolean> {
-    const device = await this.options.registrations.getDevice(deviceId);
-    return device !== undefined && device.secretHash === secretHash;
+  private stillRegistered({ deviceId, secretHash }: Identity): Eventually<boolean> {
+    return andThen(this.options.registrations.getDevice(deviceId), (device) => device !== undefined && device.secretHash === secretHash);
   }
 
   /**
@@ -284,7 +284,7 @@ export class EmbeddedBroker {
    * reason 0x83 and the problem to an MQTT 5 device, plainly to a 3.1.1 one.
    */
   private async authorizePublish(client: Client | null, packet: PublishPacket, answer: (error?: Error | null) => void): Promise<void> {
-    const admitted = await (client ? this.inTurn(client, () => this.admit(client, packet)) : this.admit(null, packet));
+    const admitted = await (client ? this.inTurn(client, packet) : this.admit(null, packet));
     if ('refused' in admitted) {
       // An error answer ends the connection; an MQTT 5 device is told why first.
       if (client) disconnectWith(client.conn, admitted.refused, admitted.why);
@@ -302,34 +302,46 @@ export class EmbeddedBroker {
   }
 
   /**
-   * Admits a connection's publish once its last one was: aedes hands over together the packets read
-   * at once, and a check that reads the store (an expired lookup) would let the reports sent after
-   * one reach the bridge before it, and be stored before it.
+   * Admits a connection's publish after the ones it sent before: aedes hands over together the
+   * packets it read at once, and one whose check reads the store (an expired lookup) would otherwise
+   * let those sent after it reach the bridge first, and be stored before it. A check that the cached
+   * lookup answers hands the publish over at once, so that the reports read together are stored together.
    */
-  private inTurn(client: Client, admit: () => Promise<Admission>): Promise<Admission> {
-    const last = this.admissions.get(client);
-    const admission = last ? last.then(admit) : admit();
-    this.admissions.set(client, admission.catch(() => undefined));
-    return admission;
+  private inTurn(client: Client, packet: PublishPacket): Eventually<Admission> {
+    const waiting = this.admissions.get(client);
+    const admitted = waiting ? waiting.then(() => this.admit(client, packet)) : this.admit(client, packet);
+    if (!(admitted instanceof Promise)) return admitted;
+    const settled = admitted.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.admissions.set(client, settled);
+    void settled.then(() => {
+      if (this.admissions.get(client) === settled) this.admissions.delete(client);
+    });
+    return admitted;
   }
 
   /** Checks a publish and hands it to the bridge: what the bridge took, or why the publish is refused. */
-  private async admit(client: Client | null, packet: PublishPacket): Promise<Admission> {
+  private admit(client: Client | null, packet: PublishPacket): Eventually<Admission> {
     // client is null for the broker's own publications (wills of clients of a dead broker instance): a device's, as it left them.
-    if (client) {
-      const identity = this.identities.get(client);
-      if (identity === undefined || !mayPublish(identity.deviceId, packet.topic)) {
-        this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
-        return { refused: REASON.notAuthorized, why: `not authorized to publish to ${packet.topic}` };
-      }
-      // Its will included: the device has connected again, and the new session speaks for it.
-      if (this.sessions.get(identity.deviceId) !== client) return { refused: REASON.sessionTakenOver, why: TAKEN_OVER };
-      if (!(await this.stillRegistered(identity))) {
-        this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
-        this.endingSessions.add(client);
-        return { refused: REASON.notAuthorized, why: NO_LONGER_REGISTERED };
-      }
+    if (!client) return this.handOver(packet);
+    const identity = this.identities.get(client);
+    if (identity === undefined || !mayPublish(identity.deviceId, packet.topic)) {
+      this.options.logger.warn({ clientId: client.id, topic: packet.topic }, 'MQTT publish refused: outside the topics of the device');
+      return { refused: REASON.notAuthorized, why: `not authorized to publish to ${packet.topic}` };
     }
+    // Its will included: the device has connected again, and the new session speaks for it.
+    if (this.sessions.get(identity.deviceId) !== client) return { refused: REASON.sessionTakenOver, why: TAKEN_OVER };
+    return andThen(this.stillRegistered(identity), (registered) => {
+      if (registered) return this.handOver(packet);
+      this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
+      this.endingSessions.add(client);
+      return { refused: REASON.notAuthorized, why: NO_LONGER_REGISTERED };
+    });
+  }
+
+  private handOver(packet: PublishPacket): Admission {
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false);
     // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
