@@ -28,7 +28,12 @@ function field(text: string, name: string): string {
   return value;
 }
 
-function parseBanner(text: string): Banner {
+/** The banner in what stdout gave: the log's JSON lines, which may come in the same read, left out. */
+function parseBanner(output: string): Banner {
+  const text = output
+    .split('\n')
+    .filter((line) => !line.startsWith('{'))
+    .join('\n');
   const curl = /^\s+(curl .*)$/m.exec(text)![1]!;
   const quoted = [...curl.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
   const curlHeaders = Object.fromEntries(quoted.slice(1).map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
