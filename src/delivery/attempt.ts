@@ -14,8 +14,8 @@ export function deliveryHeaders(delivery: ClaimedDelivery, nowMs: number): Recor
 }
 
 /**
- * A 2xx is delivered and a 410 asks for the endpoint to be disabled; anything else waits for the
- * schedule's next step after `finishedAt` (jittered, stretched by Retry-After), or is exhausted.
+ * A 2xx is delivered and a 410 asks for the endpoint at `url` to be disabled; anything else waits for
+ * the schedule's next step after `finishedAt` (jittered, stretched by Retry-After), or is exhausted.
  */
 export function judge(
   outcome: AttemptOutcome,
@@ -23,9 +23,10 @@ export function judge(
   schedule: readonly number[],
   random: () => number,
   finishedAt: number,
+  url: string,
 ): AttemptVerdict {
   if (outcome.ok) return { kind: 'delivered' };
-  if (outcome.gone) return { kind: 'gone' };
+  if (outcome.gone) return { kind: 'gone', url };
   const delay = nextAttemptDelay(scheduleAttempt, schedule, random, outcome.retryAfterMs);
   return delay === null ? { kind: 'exhausted' } : { kind: 'retry', nextAttemptAt: finishedAt + delay };
 }

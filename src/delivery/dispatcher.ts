@@ -271,7 +271,7 @@ export class Dispatcher {
       const reason = error instanceof Error ? error.message : String(error);
       outcome = { ok: false, status: null, body: null, durationMs: clock.now() - startedAt, error: reason, gone: false };
     }
-    const verdict = judge(outcome, delivery.scheduleAttempt, this.settings.schedule, random, startedAt + outcome.durationMs);
+    const verdict = judge(outcome, delivery.scheduleAttempt, this.settings.schedule, random, startedAt + outcome.durationMs, delivery.url);
     this.#finished.push({ record: attemptRecord(delivery, outcome, startedAt, verdict), serviceId: delivery.message.serviceId });
     this.#scheduleRecord();
   }

@@ -19,7 +19,7 @@ describe('Accounts.updateService', () => {
     const [claimed] = await store().claimDeliveries({ owner: 'n', now: T0 + 10, leaseMs: 30_000, limit: 10, perEndpointLimit: 10, inFlight: {} });
     const { messageId } = claimed!.message;
     const attempt = { messageId, fencingToken: claimed!.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 410, responseBody: '', error: null };
-    expect(await store().recordAttempts([{ ...attempt, verdict: { kind: 'gone' } }], T0 + 30, 1e9)).toEqual(['held']);
+    expect(await store().recordAttempts([{ ...attempt, verdict: { kind: 'gone', url: claimed!.url } }], T0 + 30, 1e9)).toEqual(['held']);
   }
 
   const statuses = async () => (await store().listMessages('S1', {})).map((m) => m.status);

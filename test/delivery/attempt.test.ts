@@ -8,6 +8,7 @@ import type { ClaimedDelivery } from '../../src/store/areas/delivery.js';
 const SCHEDULE = [5_000, 300_000];
 const middle = (): number => 0.5;
 const NOW = Date.UTC(2026, 0, 1, 12);
+const HOOK_URL = 'https://hooks.example/push';
 
 const outcome = (fields: Partial<AttemptOutcome>): AttemptOutcome => ({ ok: false, status: 500, body: null, durationMs: 40, gone: false, ...fields });
 
@@ -20,30 +21,30 @@ function claimed(secrets: string[]): ClaimedDelivery {
     },
     fencingToken: 3,
     scheduleAttempt: 1,
-    url: 'https://hooks.example/push',
+    url: HOOK_URL,
     secrets,
   };
 }
 
 describe('judge', () => {
   it('calls a 2xx delivered and a 410 gone, whatever is left of the schedule', () => {
-    expect(judge(outcome({ ok: true, status: 204 }), 9, SCHEDULE, middle, NOW)).toEqual({ kind: 'delivered' });
-    expect(judge(outcome({ status: 410, gone: true }), 1, SCHEDULE, middle, NOW)).toEqual({ kind: 'gone' });
+    expect(judge(outcome({ ok: true, status: 204 }), 9, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'delivered' });
+    expect(judge(outcome({ status: 410, gone: true }), 1, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'gone', url: HOOK_URL });
   });
 
   it('schedules the next attempt from when this one finished, jittered by ±20 %', () => {
-    expect(judge(outcome({}), 1, SCHEDULE, middle, NOW)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 5_000 });
-    expect(judge(outcome({ status: null, error: 'ECONNREFUSED' }), 2, SCHEDULE, () => 0, NOW)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 240_000 });
-    expect(judge(outcome({ status: 301 }), 2, SCHEDULE, () => 1, NOW)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 360_000 });
+    expect(judge(outcome({}), 1, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 5_000 });
+    expect(judge(outcome({ status: null, error: 'ECONNREFUSED' }), 2, SCHEDULE, () => 0, NOW, HOOK_URL)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 240_000 });
+    expect(judge(outcome({ status: 301 }), 2, SCHEDULE, () => 1, NOW, HOOK_URL)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 360_000 });
   });
 
   it('waits at least as long as Retry-After asks, up to the schedule\'s longest step', () => {
-    expect(judge(outcome({ status: 429, retryAfterMs: 120_000 }), 1, SCHEDULE, middle, NOW)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 120_000 });
-    expect(judge(outcome({ status: 503, retryAfterMs: 86_400_000 }), 1, SCHEDULE, middle, NOW)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 300_000 });
+    expect(judge(outcome({ status: 429, retryAfterMs: 120_000 }), 1, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 120_000 });
+    expect(judge(outcome({ status: 503, retryAfterMs: 86_400_000 }), 1, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'retry', nextAttemptAt: NOW + 300_000 });
   });
 
   it('is exhausted after the schedule\'s last step', () => {
-    expect(judge(outcome({}), 3, SCHEDULE, middle, NOW)).toEqual({ kind: 'exhausted' });
+    expect(judge(outcome({}), 3, SCHEDULE, middle, NOW, HOOK_URL)).toEqual({ kind: 'exhausted' });
   });
 });
 

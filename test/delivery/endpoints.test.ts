@@ -70,6 +70,26 @@ describe('delivery endpoints (DESIGN C)', () => {
     expect(await statuses(world)).toEqual(['delivered', 'delivered', 'delivered']);
   });
 
+  it('a 410 from the callback URL the service moved away from while the attempt was out disables nothing: the message goes to the new one', async () => {
+    await app();
+    const world = await listening(['DEVICE_WASHER']);
+    let answerOld: (() => void) | undefined;
+    const old = await receiver((response) => (answerOld = () => response.writeHead(410).end()));
+    const moved = await receiver();
+    await setCallbacks(t!, world.serviceId, { callbackUrl: old.url });
+
+    await rename(world.devices[0]!.deviceId, 'Moving');
+    await waitFor('the attempt at the old URL', () => answerOld);
+    // The partner moves its endpoint, and retires the old one with 410 Gone.
+    await setCallbacks(t!, world.serviceId, { callbackUrl: moved.url });
+    answerOld!();
+
+    await settled(t!.ctx.store, world.serviceId);
+    expect(await statuses(world)).toEqual(['delivered']);
+    expect(moved.delivered(await secretsOf(t!.ctx.store, world.serviceId)).map((d) => d.payload.alias)).toEqual(['Moving']);
+    expect(await t!.ctx.store.getEndpointHealth(world.serviceId)).toMatchObject({ disabledAt: null, disabledReason: null });
+  });
+
   it('holds the messages of a service without a callback URL, and sends them once it has one', async () => {
     await app();
     const world = await listening(['DEVICE_WASHER']);

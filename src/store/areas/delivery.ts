@@ -42,8 +42,11 @@ export type AttemptVerdict =
   | { kind: 'retry'; nextAttemptAt: number }
   /** The retry schedule is exhausted: the message is failed, and kept. */
   | { kind: 'exhausted' }
-  /** 410 Gone: the endpoint asks to be disabled. */
-  | { kind: 'gone' };
+  /**
+   * 410 Gone: the endpoint at `url` asks to be disabled. It speaks for that URL alone: when the
+   * service points elsewhere by the time it is recorded, the message goes again, at once, to the new one.
+   */
+  | { kind: 'gone'; url: string };
 
 /** One finished attempt to record under the lease it was made with. */
 export interface AttemptRecord {

@@ -235,8 +235,8 @@ async function hold(sql: Sql, serviceIds: string[]): Promise<void> {
  */
 const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
     SELECT * FROM unnest($1::text[], $2::integer[], $3::double precision[], $4::double precision[], $5::integer[],
-                         $6::text[], $7::text[], $8::text[], $9::double precision[])
-      WITH ORDINALITY AS i (message_id, fencing_token, started_at, duration_ms, response_status, response_body, error, verdict, next_attempt_at, pos)
+                         $6::text[], $7::text[], $8::text[], $9::double precision[], $14::text[])
+      WITH ORDINALITY AS i (message_id, fencing_token, started_at, duration_ms, response_status, response_body, error, verdict, next_attempt_at, gone_url, pos)
   ), leased AS (
     SELECT o.id, o.message_id, o.fencing_token, o.service_id, o.device_id, o.kind, o.attempts FROM outbox o
     WHERE o.message_id = ANY($1::text[]) AND ${RECHECK("o.status = 'delivering'")}
@@ -255,8 +255,11 @@ const RECORD = `WITH async_commit AS (${ASYNC_COMMIT}), input AS (
              (array_agg(w.started_at) FILTER (WHERE w.failed) OVER (PARTITION BY w.service_id, w.successes ORDER BY w.pos))[1]) END AS failing_since
     FROM walked w
   ), disabling AS (
-    SELECT f.*, CASE WHEN f.verdict = 'gone' THEN 'gone' WHEN $10 - f.failing_since >= $11 THEN 'failing' END AS disables
-    FROM failing f
+    -- A 410 from a URL the service left while the attempt was out disables nothing: the message goes again, to the new one.
+    SELECT f.*, CASE
+        WHEN f.verdict = 'gone' AND f.gone_url = CASE f.kind WHEN 'push' THEN s.callback_url ELSE coalesce(s.event_callback_url, s.callback_url) END THEN 'gone'
+        WHEN $10 - f.failing_since >= $11 THEN 'failing' END AS disables
+    FROM failing f JOIN services s ON s.service_id = f.service_id
   ), judged AS (
     SELECT d.*, CASE
         WHEN d.verdict = 'delivered' THEN 'delivered'
@@ -363,6 +366,7 @@ async function record(
     disableAfterFailingMs,
     lease?.owner ?? null,
     lease?.expiresAt ?? null,
+    attempts.map((a) => (a.verdict.kind === 'gone' ? a.verdict.url : null)),
   );
   const statuses: RecordedStatus[] = [];
   const services = new Set<string>();

@@ -254,6 +254,8 @@ function recordAttempt(sql: Sql, attempt: AttemptRecord, now: number, disableAft
 function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecord, now: number, disableAfterFailingMs: number): Exclude<RecordedStatus, 'fenced' | 'delivered'> {
   const { verdict } = attempt;
   if (verdict.kind === 'gone') {
+    // A 410 from a URL the service left while the attempt was out: the new one is not gone.
+    if (verdict.url !== currentUrl(sql, serviceId, kind)) return takesNow(sql, serviceId, kind) ? 'pending' : 'held';
     disableEndpoint(sql, serviceId, 'gone', now);
     return 'held';
   }
@@ -269,8 +271,24 @@ function settle(sql: Sql, serviceId: string, kind: string, attempt: AttemptRecor
     return 'held';
   }
   if (verdict.kind === 'exhausted') return 'failed';
+  return takesNow(sql, serviceId, kind) ? 'pending' : 'held';
+}
+
+/** Whether the service can take a message of `kind` now. */
+function takesNow(sql: Sql, serviceId: string, kind: string): boolean {
   const endpoint = sql.one<EndpointRow>(`${ENDPOINTS} WHERE service_id = ?`, serviceId);
-  return (kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok) ? 'pending' : 'held';
+  return Boolean(kind === 'push' ? endpoint?.push_ok : endpoint?.event_ok);
+}
+
+/** Where the service takes messages of `kind` now; null when nowhere. */
+function currentUrl(sql: Sql, serviceId: string, kind: string): string | null {
+  return (
+    sql.one<{ url: string | null }>(
+      `SELECT CASE ? WHEN 'push' THEN ${PUSH_URL} ELSE ${EVENT_URL} END AS url FROM services s WHERE s.service_id = ?`,
+      kind,
+      serviceId,
+    )?.url ?? null
+  );
 }
 
 /** The first reason stays: a 410 after days of failures is still "failing since". */

@@ -147,7 +147,7 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     await fourMessages();
     const [d1, d2] = await claim(T0 + 10);
     const request = { owner: 'node-a', now: T0 + 200, leaseMs: LEASE, limit: 100, perEndpointLimit: 100, inFlight: {} };
-    const recorded = await store().recordAndClaim([attempt(d1!, { kind: 'delivered' }), attempt(d2!, { kind: 'gone' })], T0 + 200, FIVE_DAYS, request);
+    const recorded = await store().recordAndClaim([attempt(d1!, { kind: 'delivered' }), attempt(d2!, { kind: 'gone', url: d2!.url })], T0 + 200, FIVE_DAYS, request);
     expect(recorded).toEqual({ statuses: ['delivered', 'held'], claimed: [] });
     expect(await statuses()).toEqual([['D1', 1, 'delivered'], ['D2', 1, 'held'], ['D1', 2, 'held'], ['D1', 3, 'held']]);
   });
@@ -244,7 +244,7 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
 
     it('a 410 holds a later failure to retry, and leaves the failing time as it was', async () => {
       const [d1, d2] = await failingForFiveDays();
-      const outcomes = [attempt(d1!, { kind: 'gone' }, T0 + FIVE_DAYS - 2), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 2 * FIVE_DAYS }, T0 + FIVE_DAYS - 1)];
+      const outcomes = [attempt(d1!, { kind: 'gone', url: d1!.url }, T0 + FIVE_DAYS - 2), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 2 * FIVE_DAYS }, T0 + FIVE_DAYS - 1)];
       expect(await record(outcomes, T0 + FIVE_DAYS)).toEqual(['held', 'held']);
       expect(await store().getEndpointHealth('S1')).toMatchObject({ failingSince: T0 + 100, disabledReason: 'gone' });
     });
@@ -253,7 +253,7 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
   it('410 Gone disables the endpoint and holds the service\'s messages until it is enabled, then releases them in order', async () => {
     await fourMessages();
     const [d1, d2] = await claim(T0 + 10);
-    expect(await record([attempt(d1!, { kind: 'gone' }), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 300 })])).toEqual(['held', 'held']);
+    expect(await record([attempt(d1!, { kind: 'gone', url: d1!.url }), attempt(d2!, { kind: 'retry', nextAttemptAt: T0 + 300 })])).toEqual(['held', 'held']);
     expect(await store().getEndpointHealth('S1')).toMatchObject({ disabledAt: T0 + 200, disabledReason: 'gone' });
     expect(await statuses()).toEqual([['D1', 1, 'held'], ['D2', 1, 'held'], ['D1', 2, 'held'], ['D1', 3, 'held']]);
 
@@ -268,6 +268,17 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     const released = await claim(T0 + 700);
     expect(describeClaim(released)).toEqual([['D1', 1], ['D2', 1]]);
     expect(released.map((c) => c.scheduleAttempt)).toEqual([1, 1]);
+  });
+
+  it('a 410 from a URL the service has left since the claim disables nothing, and its message is due again at once', async () => {
+    await fourMessages();
+    const [d1, d2] = await claim(T0 + 10);
+    await store().updateService('S1', { callbackUrl: 'https://S1.example/moved' });
+    expect(await record([attempt(d1!, { kind: 'gone', url: d1!.url }), attempt(d2!, { kind: 'delivered' })])).toEqual(['pending', 'delivered']);
+    expect(await store().getEndpointHealth('S1')).toEqual({ serviceId: 'S1', failingSince: null, disabledAt: null, disabledReason: null });
+    const again = await claim(T0 + 300);
+    expect(describeClaim(again)).toEqual([['D1', 1]]);
+    expect(again[0]!.url).toBe('https://S1.example/moved');
   });
 
   it('disables an endpoint that did nothing but fail for five days', async () => {
