@@ -204,7 +204,6 @@ function isHostName(entry: string): boolean {
   return isIP(host) === 0 && HOST_NAME.test(host);
 }
 
-/** Lower-case, without IPv6 brackets or the root's trailing dot, as hosts are compared. */
 /**
  * Whether a URL's host is this machine: a loopback address (an IPv4 one inside an IPv6 form too), or
  * localhost and its subdomains, loopback by definition (RFC 6761).
@@ -221,6 +220,7 @@ function isLocalhostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
 
+/** Lower-case, without IPv6 brackets or the root's trailing dot, as hosts are compared. */
 function bareHost(host: string): string {
   return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
