@@ -47,8 +47,10 @@ export const MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 1024;
 /** Compared against when the user name is no device, so that a miss costs as long as a wrong secret. */
 const NO_DEVICE_HASH = hashSecret(randomId());
 
-/** What `endSession` uses of aedes' persistence (aedes-persistence's memory one). */
+/** What `endSession` and `receivedBefore` use of aedes' persistence (aedes-persistence's memory one). */
 interface SessionPersistence {
+  /** The QoS 2 publish of that id the client sent and has not released (PUBREL) yet; rejects when there is none. */
+  incomingGetPacket(client: Client, packet: Pick<PublishPacket, 'messageId'>): Promise<PublishPacket>;
   cleanSubscriptions(client: Client): Promise<void>;
   outgoingStream(client: Client): AsyncIterable<PublishPacket>;
   outgoingClearMessageId(client: Client, packet: PublishPacket): Promise<unknown>;
@@ -79,6 +81,9 @@ function refused(returnCode: 3 | 4 | 5, message: string): AuthenticateError {
 function isAuthenticateError(error: unknown): error is AuthenticateError {
   return error instanceof Error && 'returnCode' in error;
 }
+
+/** What a publish the bridge already took (a QoS 2 one sent again) is answered as. */
+const ALREADY_TAKEN: Promise<Outcome> = Promise.resolve('handled');
 
 /** A publish handed to the bridge, or refused before it with the reason the connection ends with. */
 type Admission = { taken: Promise<Outcome> } | { refused: number; why: string };
@@ -333,6 +338,28 @@ export class EmbeddedBroker {
     }
     // Its will included: the device has connected again, and the new session speaks for it.
     if (this.sessions.get(identity.deviceId) !== client) return { refused: REASON.sessionTakenOver, why: TAKEN_OVER };
+    // A QoS 2 publish sent again because its PUBREC was lost, to the session that holds the first copy
+    // until its PUBREL: that copy was taken, and aedes answers this one with a PUBREC alone. Taken
+    // again, its push would be recorded twice, where QoS 2 means once.
+    if (packet.qos === 2) {
+      return this.receivedBefore(client, packet).then((received) => (received ? { taken: ALREADY_TAKEN } : this.registeredThenHandOver(client, identity, packet)));
+    }
+    return this.registeredThenHandOver(client, identity, packet);
+  }
+
+  /** Whether the client's session holds a QoS 2 publish of this id that it has not released yet. */
+  private receivedBefore(client: Client, packet: PublishPacket): Promise<boolean> {
+    // aedes has its persistence on the instance, untyped (see endSession).
+    if (!this.aedes) return Promise.resolve(false);
+    const { persistence } = this.aedes as unknown as { persistence: SessionPersistence };
+    return persistence.incomingGetPacket(client, packet).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Hands the publish to the bridge while the device is still registered with the secret the client connected with. */
+  private registeredThenHandOver(client: Client, identity: Identity, packet: PublishPacket): Eventually<Admission> {
     return andThen(this.stillRegistered(identity), (registered) => {
       if (registered) return this.handOver(packet);
       this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync, type IClientOptions } from 'mqtt';
+import { generate as generatePacket, parser as mqttPacketParser, type Packet } from 'mqtt-packet';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
@@ -559,4 +560,55 @@ describe("embedded broker: a device's connection and its online flag (DESIGN B; 
     second.stream.destroy();
     await waitFor(async () => expect(await online()).toBe(false));
   });
+});
+
+/** A device on a bare socket speaking packets built by mqtt-packet, for flows mqtt.js will not play (a QoS 2 publish sent again). */
+async function packetDevice(port: number, device: RealDevice, protocolVersion: 4 | 5) {
+  const socket = createConnection(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  const parser = mqttPacketParser({ protocolVersion });
+  const received: Packet[] = [];
+  parser.on('packet', (packet: Packet) => received.push(packet));
+  socket.on('data', (chunk) => parser.parse(chunk));
+  const send = (packet: Record<string, unknown>) => socket.write(generatePacket(packet as unknown as Packet, { protocolVersion }));
+  const next = (cmd: string) => vi.waitFor(() => {
+    const index = received.findIndex((packet) => packet.cmd === cmd);
+    if (index < 0) throw new Error(`no ${cmd} yet`);
+    return received.splice(index, 1)[0]!;
+  }, { timeout: 5000, interval: 10 });
+  send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion, clean: false, keepalive: 30, clientId: device.deviceId, username: device.deviceId, password: Buffer.from(device.secret), ...(protocolVersion === 5 ? { properties: { sessionExpiryInterval: 600 } } : {}) });
+  expect(await next('connack')).toMatchObject(protocolVersion === 5 ? { reasonCode: 0 } : { returnCode: 0 });
+  return { socket, send, next };
+}
+
+describe('embedded broker: QoS 2 (DESIGN B, J)', () => {
+  let cloud: Cloud;
+  let p: ReturnType<typeof probes>;
+
+  beforeEach(async () => {
+    cloud = await startCloud('embedded');
+    p = probes(cloud);
+  });
+  afterEach(() => cloud.close());
+
+  for (const protocolVersion of [4, 5] as const) {
+    it(`records a QoS 2 push once when the device sends it again after a lost PUBREC (MQTT ${protocolVersion === 4 ? '3.1.1' : '5'})`, async () => {
+      const device = await cloud.addDevice();
+      await p.subscribePush(device.deviceId);
+      const push = { cmd: 'publish', topic: topicOf(device.deviceId, 'push'), payload: Buffer.from('{"pushCode":"WATER_IS_FULL"}'), qos: 2, messageId: 7, retain: false };
+      const first = await packetDevice(cloud.gateway.port!, device, protocolVersion);
+      first.send({ ...push, dup: false });
+      await first.next('pubrec');
+      // The PUBREC never reached the device: it connects again to its session and sends the publish again, as MQTT asks.
+      first.socket.destroy();
+      const again = await packetDevice(cloud.gateway.port!, device, protocolVersion);
+      again.send({ ...push, dup: true });
+      await again.next('pubrec');
+      again.send({ cmd: 'pubrel', messageId: 7 });
+      await again.next('pubcomp');
+      again.socket.destroy();
+      expect((await p.messages(device.deviceId, 'DEVICE_PUSH')).map((m) => m.push?.pushCode)).toEqual(['WATER_IS_FULL']);
+    });
+  }
 });
