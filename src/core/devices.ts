@@ -53,7 +53,10 @@ export interface DevicesDeps {
 }
 
 export class Devices {
+  /** Per device, one read-modify-write of its status at a time: a batch of reports, or a control's change. */
   private readonly lock = new KeyedLock();
+  /** Per device, one control at a time, from its status read to its change stored (see `control`). */
+  private readonly commands = new KeyedLock();
   /**
    * The partner checks read devices through this cache, and so do reports and pushes: each change of
    * a device record here is told to it.
@@ -187,19 +190,21 @@ export class Devices {
     const profile = parsedProfile(model);
     const valid = validateCommand(profile, command);
     if (!valid.ok) throw fail(valid.refusal.code, valid.refusal.message);
-    return this.lock.run(device.deviceId, async () => {
+    return this.commands.run(device.deviceId, async () => {
       const state = await this.state(device.deviceId);
       if (!state.online) throw fail('1222', `Device ${device.deviceId} is not connected.`);
       if (conditional) {
         const refusal = checkConditions(device.deviceType, profile, state.status, valid.value);
         if (refusal) throw fail(refusal.code, refusal.message);
       }
+      // Not under the status lock: what the device reports before its answer is stored meanwhile, before the command's change.
       const outcome = await this.deps.channel.sendCommand(device, state.status, valid.value, this.deps.controlTimeoutMs);
       if (!outcome.ok) throw fail(outcome.code, outcome.message);
       // The device did answer, but a status over the bound is not kept: the command failed as far as the partner can know.
       const over = statusOverBound(outcome.status);
       if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
-      return this.persist(device, state, outcome.status, outcome.report);
+      // Taken in the turn its answer came in (no I/O before it): the device's reports after the answer wait for this write.
+      return this.lock.run(device.deviceId, () => this.persist(device, state, outcome.status, outcome.report));
     });
   }
 

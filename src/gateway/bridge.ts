@@ -11,9 +11,9 @@
  *
  * Command results are consumed by every node (per-node reply correlation): only the node that
  * published a command holds its commandId, and the others ignore results they do not know. They come
- * on a connection of their own: the stored kinds are taken one at a time (the next is read once the
- * last is acknowledged), and a report of a device waits for the device's lock, which a command to
- * that device holds until its result comes.
+ * on a connection of their own, as every node takes them; the stored kinds are taken by one node at a
+ * time. A result is handled in its device's turn, after what the device sent before it: a control
+ * waits for its answer without the device's status lock (Devices.control), so those are stored meanwhile.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type MqttClient } from 'mqtt';
@@ -175,13 +175,10 @@ export class Bridge {
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
     // A zero-length payload is how MQTT deletes a retained message: nothing to consume.
     if (!parsed || bytes.length === 0) return HANDLED;
-    // Results go straight to the channel, never behind the device's queue: a report queued before
-    // the result would wait on the device lock that the command holds until its result comes.
-    if (parsed.kind === 'command/result') return Promise.resolve(this.settle(parsed, bytes));
     // A retained report or push is an old message replayed; only the connection flag is meant to be kept.
     if (retained && parsed.kind !== 'connection') return HANDLED;
-    // Straight to the channel too, as results go: the connection message may queue behind a report
-    // that waits on the lock a command holds. A retained one replays a flag older than any command.
+    // The device's commands fail at once (1222), not after what it sent before is stored. A retained
+    // one replays a flag older than any command.
     if (parsed.kind === 'connection' && !retained) {
       const connection = decodeConnection(bytes);
       if (connection.ok && !connection.value.online) this.deps.results.offline(parsed.deviceId);
@@ -191,7 +188,8 @@ export class Bridge {
     else {
       // A report taken after this message is handled after it: no earlier batch may take it.
       this.waiting.delete(parsed.deviceId);
-      work = this.order.run(parsed.deviceId, () => this.handle(parsed, bytes));
+      // A result too waits for what the device sent before it, which Devices stores while the control waits.
+      work = this.order.run(parsed.deviceId, () => (parsed.kind === 'command/result' ? this.settleInTurn(parsed, bytes) : this.handle(parsed, bytes)));
     }
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
@@ -202,6 +200,17 @@ export class Bridge {
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * A result in the device's turn. The control it answers takes the device's status lock in the same
+   * turn of the event loop (Devices.control), so the device's next message, handled from the next
+   * turn on, is stored after the control's change, as it was sent after the result.
+   */
+  private async settleInTurn(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
+    const outcome = this.settle(topic, payload);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return outcome;
   }
 
   private settle(topic: DeviceTopic, payload: Buffer): Outcome {
