@@ -373,6 +373,8 @@ describe('embedded broker: MQTT 5 devices (DESIGN B)', () => {
     const { received, closed, send } = await bareDevice(device);
     send({ cmd: 'publish', topic: topicOf(device.deviceId, 'connection'), payload: Buffer.from('{"online":true}'), qos: 1, retain: true, dup: false, messageId: 1 });
     await waitFor(async () => expect((await state(device.deviceId)).online).toBe(true));
+    // Online already from its connection: the PUBACK comes once the message is stored, and the alias below would end the connection before it.
+    await waitFor(() => expect(received.map((p) => p.cmd)).toContain('puback'));
 
     send({ cmd: 'publish', topic: topicOf(device.deviceId, 'state'), payload: Buffer.from('{"humidity":{"currentHumidity":40}}'), qos: 1, retain: false, dup: false, messageId: 2, properties: { topicAlias: 1 } });
     await closed;
