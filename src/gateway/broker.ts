@@ -95,6 +95,8 @@ export class EmbeddedBroker {
   private readonly sessions = new Map<string, Client>();
   /** MQTT 5 connections whose session ends with them (no session expiry). */
   private readonly endingSessions = new WeakSet<Client>();
+  /** Connections cut off because their registration is gone: their end says nothing of the device registered since. */
+  private readonly unregistered = new WeakSet<Client>();
   /** MQTT 5 connections that start a new session to be kept (a clean start with an expiry). */
   private readonly startingOver = new WeakSet<Client>();
   /** Per connection, its last publish whose check is reading the store, until it is admitted (see inTurn). */
@@ -279,6 +281,7 @@ export class EmbeddedBroker {
     this.options.logger.warn({ deviceId: identity.deviceId }, 'MQTT connection cut: the device is no longer registered with the secret it connected with');
     disconnectWith(client.conn, REASON.notAuthorized, NO_LONGER_REGISTERED);
     this.endingSessions.add(client);
+    this.unregistered.add(client);
     await new Promise<void>((resolve) => client.close(() => resolve()));
   }
 
@@ -364,6 +367,7 @@ export class EmbeddedBroker {
       if (registered) return this.handOver(packet);
       this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
       this.endingSessions.add(client);
+      this.unregistered.add(client);
       return { refused: REASON.notAuthorized, why: NO_LONGER_REGISTERED };
     });
   }
@@ -410,7 +414,8 @@ export class EmbeddedBroker {
 
   /**
    * A device whose latest session ended is offline, whatever its will said or whether it had one (a
-   * keep-alive timeout, a destroyed socket); a session that a newer one took over changes nothing.
+   * keep-alive timeout, a destroyed socket); a session that a newer one took over, or that was cut off
+   * as no longer registered, changes nothing.
    */
   private disconnected(client: Client): void {
     const deviceId = this.identities.get(client)?.deviceId;
@@ -419,6 +424,8 @@ export class EmbeddedBroker {
     if (this.endingSessions.has(client)) {
       this.endSession(client).catch((error: unknown) => reportFault(this.reporting, 'endSession', { clientId: client.id }, error));
     }
+    // Its registration is gone: the only one the flag could reach now is a device registered again under its id (a virtual one is online).
+    if (this.unregistered.has(client)) return;
     // Through the bridge, in order after what the device sent before; the bridge logs a failure.
     void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false);
   }

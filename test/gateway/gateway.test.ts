@@ -13,7 +13,7 @@ import { topicOf } from '../../src/device-protocol/topics.js';
 import { encodeCommandResult } from '../../src/device-protocol/codec.js';
 import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
-import { mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
+import { DEVICE_TYPE, mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
 
 const MOSQUITTO_UP = await mosquittoReachable();
 if (!MOSQUITTO_UP) console.warn('Mosquitto is not reachable at 127.0.0.1:1883: the external-broker gateway tests are skipped.');
@@ -400,6 +400,20 @@ describe('embedded broker access rules (DESIGN B)', () => {
     await cloud.ctx.devices.unregister(device.deviceId, cloud.world.userNumber);
     await closed;
     await expect(DeviceClient.connect({ url: cloud.url, deviceId: device.deviceId, secret: device.secret, reconnectPeriod: 0 })).rejects.toThrow(/bad user ?name or password/i);
+  });
+
+  it('leaves a device registered again under the id of one cut off as it was: the old connection does not mark it offline', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const closed = new Promise<void>((resolve) => client.mqtt.once('close', () => resolve()));
+    await cloud.ctx.devices.unregister(device.deviceId, cloud.world.userNumber);
+    // A virtual appliance is online from its registration (DESIGN D).
+    await cloud.ctx.devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: true });
+    await closed;
+    // What the old connection's end would have set goes through the bridge after the cut.
+    await sleep(300);
+    expect((await p.state(device.deviceId)).online).toBe(true);
   });
 
   it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {
