@@ -54,7 +54,9 @@ export class Subscriptions {
 
   /** Subscribes to a device's DEVICE_PUSH; 1207 when already subscribed. */
   async subscribePush(pair: Pair, deviceId: string): Promise<void> {
-    if (!(await this.deps.store.addPushSubscription(pair.serviceId, pair.userNumber, deviceId, this.deps.clock.now()))) {
+    const added = await this.deps.store.addPushSubscription(pair.serviceId, pair.userNumber, deviceId, this.deps.clock.now())
+      .catch((error: unknown) => this.refused(pair, deviceId, error));
+    if (!added) {
       throw fail('1207', `Push for device ${deviceId} is already subscribed.`);
     }
   }
@@ -76,7 +78,9 @@ export class Subscriptions {
     const { store, clock, eventSubscriptionLimit } = this.deps;
     const now = clock.now();
     const subscription = { serviceId: pair.serviceId, userNumber: pair.userNumber, deviceId, expiresAt: now + expireMs(expire) };
-    if ((await store.upsertEventSubscription(subscription, now, eventSubscriptionLimit)) === 'limit') {
+    const result = await store.upsertEventSubscription(subscription, now, eventSubscriptionLimit)
+      .catch((error: unknown) => this.refused(pair, deviceId, error));
+    if (result === 'limit') {
       throw fail('1312', `This service and user already hold ${eventSubscriptionLimit} event subscriptions, the limit.`);
     }
     await this.deps.lookups.eventsChanged(pair.serviceId, pair.userNumber);
@@ -89,5 +93,18 @@ export class Subscriptions {
     // An expired one was deleted too, and no device list showed it.
     if (!removed) throw fail('1204', `Events of device ${deviceId} are not subscribed.`);
     await lookups.eventsChanged(pair.serviceId, pair.userNumber);
+  }
+
+  /**
+   * Why the store refused to write a subscription: the request's checks passed, but the pair was
+   * disconnected (DELETE /user/service, an unlink) or the device unregistered before the write, so
+   * the answer is the one those checks would give now (1202, 1205), not an internal error.
+   */
+  private async refused(pair: Pair, deviceId: string, error: unknown): Promise<never> {
+    const { store } = this.deps;
+    if (!(await store.getConnection(pair.serviceId, pair.userNumber))) throw fail('1202', 'The user is no longer connected to this service.');
+    const device = await store.getDevice(deviceId);
+    if (!device?.userNumbers.includes(pair.userNumber)) throw fail('1205', `Device ${deviceId} is not registered to this user.`);
+    throw error;
   }
 }

@@ -84,3 +84,29 @@ describe('expireMs', () => {
     expect(() => expireMs({ unit: 'WEEK', timer: 1 })).toThrow(expect.objectContaining({ code: '1102', message: 'expire.unit must be one of MINUTE, HOUR, DAY; got "WEEK".' }));
   });
 });
+
+describe('Subscriptions racing an unlink or an unregistration', () => {
+  let t: TestApp;
+  afterAll(() => t?.close());
+
+  it('answers 1202, not an internal error, when the pair was disconnected after its checks passed', async () => {
+    t = await testApp();
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const pair = { serviceId: world.serviceId, userNumber: world.userNumber };
+    const washer = world.devices[0]!.deviceId;
+    // The request's checks found the connection; DELETE /user/service ends it before the subscription is written.
+    await t.ctx.accounts.disconnect(pair.serviceId, pair.userNumber);
+    await expect(t.ctx.subscriptions.subscribeEvents(pair, washer, undefined)).rejects.toMatchObject({ code: '1202' });
+    await expect(t.ctx.subscriptions.subscribePush(pair, washer)).rejects.toMatchObject({ code: '1202' });
+    expect(await t.ctx.subscriptions.events(pair)).toEqual([]);
+  });
+
+  it('answers 1205, not an internal error, when the device was unregistered after the checks passed', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const pair = { serviceId: world.serviceId, userNumber: world.userNumber };
+    const washer = world.devices[0]!.deviceId;
+    await t.ctx.devices.unregister(washer, pair.userNumber);
+    await expect(t.ctx.subscriptions.subscribeEvents(pair, washer, undefined)).rejects.toMatchObject({ code: '1205' });
+    await expect(t.ctx.subscriptions.subscribePush(pair, washer)).rejects.toMatchObject({ code: '1205' });
+  });
+});
