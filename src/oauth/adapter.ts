@@ -32,9 +32,10 @@ async function clientOf(store: Store, serviceId: string): Promise<AdapterPayload
 
 /**
  * oidc-provider's storage over the store. `grantRevoked` is awaited when a grant is destroyed, which
- * oidc-provider does only when it revokes one.
+ * oidc-provider does only when it revokes one. `reused` is the error for a code or token consumed
+ * already: oidc-provider's own (this module is loaded at start, oidc-provider only when first used).
  */
-export function storeAdapter(store: Store, clock: Clock, grantRevoked: (grantId: string) => Promise<void>): AdapterFactory {
+export function storeAdapter(store: Store, clock: Clock, grantRevoked: (grantId: string) => Promise<void>, reused: (message: string) => Error): AdapterFactory {
   return (model: string): Adapter => {
     const toPayload = (id: string | undefined, record: { payload: string; consumedAt: number | null } | undefined): AdapterPayload | undefined => {
       if (!record) return undefined;
@@ -69,7 +70,17 @@ export function storeAdapter(store: Store, clock: Clock, grantRevoked: (grantId:
         return toPayload(undefined, await store.findOAuthRecordByUid(model, uid, clock.now()));
       },
       async consume(id) {
-        await store.consumeOAuthRecord(model, hashSecret(id), clock.now());
+        const key = hashSecret(id);
+        if (await store.consumeOAuthRecord(model, key, clock.now())) return;
+        // oidc-provider checks `consumed` on the record it read, then consumes: a code or refresh token
+        // sent twice at once passed both checks and gave two sets of tokens. The loser is a reuse, and
+        // a reuse revokes the grant, as oidc-provider does when it sees one in turn (DESIGN G).
+        const grantId = (await store.findOAuthRecord(model, key, clock.now()))?.grantId;
+        if (grantId) {
+          await store.revokeOAuthGrant(grantId);
+          await grantRevoked(grantId);
+        }
+        throw reused(`${model} already used`);
       },
       async destroy(id) {
         await store.destroyOAuthRecord(model, hashSecret(id));

@@ -5,7 +5,7 @@
  * our pages. Its routes are relative to `/oauth`, where routes.ts mounts it.
  */
 import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
-import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { SCOPES } from '../core/owners.js';
 import { hashSecret, randomId, type Clock } from '../ids.js';
 import type { Store } from '../store/store.js';
@@ -67,7 +67,7 @@ export async function createProvider(deps: ProviderDeps, issuer: string): Promis
   const signingKey = JSON.parse(await store.sharedSecret('oauth-signing-key', newSigningKey())) as Record<string, string>;
 
   const configuration: Configuration = {
-    adapter: storeAdapter(store, clock, grantRevoked),
+    adapter: storeAdapter(store, clock, grantRevoked, (message) => new errors.InvalidGrant(message)),
     async findAccount(_ctx, sub) {
       return (await store.getUser(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined;
     },

@@ -151,6 +151,26 @@ describe('the code flow with PKCE', () => {
     await expectUnlinked();
   });
 
+  it('a code exchanged twice at once gives tokens at most once, and the second exchange revokes the grant', async () => {
+    const { callback, verifier } = await codeFlow('devices', 'all');
+    const code = new URL(callback).searchParams.get('code')!;
+    const form = { grant_type: 'authorization_code', code, redirect_uri: s.redirectUri, code_verifier: verifier };
+    const answers = await Promise.all([tokenRequest(form), tokenRequest(form)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect(answers.find((a) => a.status === 400)!.body.error).toBe('invalid_grant');
+    await expectUnlinked();
+  });
+
+  it('a refresh token used twice at once gives tokens at most once, and the second use revokes the grant', async () => {
+    const { callback, verifier, state } = await codeFlow('devices', 'all');
+    const first = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });
+    const form = { grant_type: 'refresh_token', refresh_token: first.refresh_token! };
+    const answers = await Promise.all([tokenRequest(form), tokenRequest(form)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect(answers.find((a) => a.status === 400)!.body.error).toBe('invalid_grant');
+    await expectUnlinked();
+  });
+
   it('revokes an access token (RFC 7009)', async () => {
     const { callback, verifier, state } = await codeFlow('devices', 'all');
     const tokens = await client.authorizationCodeGrant(s.config, new URL(callback), { pkceCodeVerifier: verifier, expectedState: state });

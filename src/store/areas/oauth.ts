@@ -47,7 +47,8 @@ export interface OAuthArea {
   findOAuthRecord(model: string, key: string, now: number): Promise<OAuthRecord | undefined>;
   findOAuthRecordByUserCode(model: string, userCode: string, now: number): Promise<OAuthRecord | undefined>;
   findOAuthRecordByUid(model: string, uid: string, now: number): Promise<OAuthRecord | undefined>;
-  consumeOAuthRecord(model: string, key: string, at: number): Promise<void>;
+  /** Marks the record consumed at `at`; false when it already was (or is gone): one use only, however many ask at once. */
+  consumeOAuthRecord(model: string, key: string, at: number): Promise<boolean>;
   destroyOAuthRecord(model: string, key: string): Promise<void>;
   /** Deletes every record of the grant (the grant's own carries its id as grantId): its codes and tokens stop working at once. */
   revokeOAuthGrant(grantId: string): Promise<void>;

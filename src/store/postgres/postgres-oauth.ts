@@ -44,7 +44,7 @@ export function postgresOAuth(sql: Sql): OAuthArea {
     findOAuthRecordByUserCode: (model, userCode, now) => find('model = $1 AND user_code = $2', model, userCode, now),
     findOAuthRecordByUid: (model, uid, now) => find('model = $1 AND uid = $2', model, uid, now),
     async consumeOAuthRecord(model, key, at) {
-      await sql.run('UPDATE oauth_records SET consumed_at = $3 WHERE model = $1 AND key = $2', model, key, at);
+      return (await sql.run('UPDATE oauth_records SET consumed_at = $3 WHERE model = $1 AND key = $2 AND consumed_at IS NULL', model, key, at)) === 1;
     },
     async destroyOAuthRecord(model, key) {
       await sql.run('DELETE FROM oauth_records WHERE model = $1 AND key = $2', model, key);

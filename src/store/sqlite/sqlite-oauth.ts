@@ -84,7 +84,7 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
     findOAuthRecordByUserCode: (model, userCode, now) => find('model = ? AND user_code = ?', model, userCode, now),
     findOAuthRecordByUid: (model, uid, now) => find('model = ? AND uid = ?', model, uid, now),
     async consumeOAuthRecord(model, key, at) {
-      sql.run('UPDATE oauth_records SET consumed_at = ? WHERE model = ? AND key = ?', at, model, key);
+      return sql.run('UPDATE oauth_records SET consumed_at = ? WHERE model = ? AND key = ? AND consumed_at IS NULL', at, model, key) === 1;
     },
     async destroyOAuthRecord(model, key) {
       sql.run('DELETE FROM oauth_records WHERE model = ? AND key = ?', model, key);

@@ -26,7 +26,9 @@ export function oauthContract(open: () => Promise<Store>): void {
     for (const key of ['a', 'b']) await store().saveOAuthRecord(record('RefreshToken', key, { grantId: 'G1' }));
     await store().saveOAuthRecord(record('Grant', 'g', { grantId: 'G1' }));
     await store().saveOAuthRecord(record('AccessToken', 'c', { grantId: 'G2' }));
-    await store().consumeOAuthRecord('RefreshToken', 'a', T0 + 5);
+    expect(await store().consumeOAuthRecord('RefreshToken', 'a', T0 + 5)).toBe(true);
+    // Once only: a second consumer (a concurrent use of the same code or token) is told it lost.
+    expect(await store().consumeOAuthRecord('RefreshToken', 'a', T0 + 6)).toBe(false);
     expect((await store().findOAuthRecord('RefreshToken', 'a', T0))?.consumedAt).toBe(T0 + 5);
     await store().destroyOAuthRecord('RefreshToken', 'a');
     expect(await store().findOAuthRecord('RefreshToken', 'a', T0)).toBeUndefined();
