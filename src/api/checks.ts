@@ -25,10 +25,26 @@ export interface PartnerHeaders {
   conditional: boolean;
 }
 
+/**
+ * The names, in lower case, of the headers the request sent more than once, read from its raw
+ * headers (name, value, name, value, …): Node joins most repeats with ", " and keeps only the first
+ * Authorization, so the parsed headers cannot tell a repeat from one value.
+ */
+export function repeatedHeaders(rawHeaders: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (seen.has(name)) repeated.add(name);
+    seen.add(name);
+  }
+  return repeated;
+}
+
 /** A header's single value; a repeated header counts as malformed. */
-function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+function single(headers: IncomingHttpHeaders, repeated: ReadonlySet<string>, name: string): string | undefined {
   const value = headers[name];
-  if (Array.isArray(value)) throw fail('1216', `Header ${name} must be given once.`);
+  if (Array.isArray(value) || repeated.has(name)) throw fail('1216', `Header ${name} must be given once.`);
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
@@ -52,14 +68,15 @@ export function checkContentType(headers: IncomingHttpHeaders): void {
   }
 }
 
-/** The mandatory headers of DESIGN A.2, in the table's order. */
-export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 'region'>, isControl: boolean): PartnerHeaders {
-  const authorization = single(headers, 'authorization');
+/** The mandatory headers of DESIGN A.2, in the table's order; `rawHeaders` tells which were sent more than once. */
+export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 'region'>, isControl: boolean, rawHeaders: readonly string[] = []): PartnerHeaders {
+  const repeated = repeatedHeaders(rawHeaders);
+  const authorization = single(headers, repeated, 'authorization');
   if (authorization === undefined) throw fail('1101', 'Header Authorization is missing.');
   const token = authorization.replace(/^Bearer\s+/i, '').trim();
   if (token === '' || /^Bearer$/i.test(token)) throw fail('1101', 'Header Authorization holds no access token.');
 
-  const countryCode = single(headers, 'x-country-code');
+  const countryCode = single(headers, repeated, 'x-country-code');
   if (countryCode === undefined) throw fail('1101', 'Header x-country-code is missing.');
   if (!isCountryCode(countryCode)) {
     throw fail('1216', `Header x-country-code must be an ISO 3166-1 alpha-2 country code in upper case; got ${quote(countryCode)}.`);
@@ -68,22 +85,23 @@ export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 
     throw fail('1307', `Country ${countryCode} is not served by this deployment (region ${config.region}).`);
   }
 
-  const messageId = single(headers, 'x-message-id');
+  const messageId = single(headers, repeated, 'x-message-id');
   if (messageId === undefined) throw fail('1101', 'Header x-message-id is missing.');
   if (!isMessageId(messageId)) {
     throw fail('1104', `Header x-message-id must be 22 URL-safe base64 characters (a UUID's 16 bytes, unpadded); got ${quote(messageId)}.`);
   }
 
-  const serviceId = single(headers, 'x-service-id');
+  const serviceId = single(headers, repeated, 'x-service-id');
   if (serviceId === undefined) throw fail('1101', 'Header x-service-id is missing.');
-  const serviceKey = single(headers, 'x-service-key');
+  const serviceKey = single(headers, repeated, 'x-service-key');
   if (serviceKey === undefined) throw fail('1101', 'Header x-service-key is missing.');
 
   checkContentType(headers);
 
   let conditional = false;
-  const conditionalHeader = single(headers, 'x-conditional-control');
-  if (conditionalHeader !== undefined && isControl) {
+  // Read only on control: elsewhere the header means nothing, repeated or not.
+  const conditionalHeader = isControl ? single(headers, repeated, 'x-conditional-control') : undefined;
+  if (conditionalHeader !== undefined) {
     if (conditionalHeader !== 'true' && conditionalHeader !== 'false') {
       throw fail('1216', `Header x-conditional-control must be true or false; got ${quote(conditionalHeader)}.`);
     }

@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { checkContentType, checkHeaders, CredentialHashes } from '../../src/api/checks.js';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkContentType, checkHeaders, CredentialHashes, repeatedHeaders } from '../../src/api/checks.js';
 import { hashSecret } from '../../src/ids.js';
 import { ApiError } from '../../src/errors.js';
+import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+import { rawExchange, rawRequest } from '../helpers/raw-http.js';
 
 const valid = {
   authorization: 'Bearer token-1',
@@ -11,9 +14,9 @@ const valid = {
   'x-service-key': 'key-1',
 };
 
-function refusal(headers: Record<string, string | string[] | undefined>, isControl = false): { code: string; message: string } | null {
+function refusal(headers: Record<string, string | string[] | undefined>, isControl = false, rawHeaders: string[] = []): { code: string; message: string } | null {
   try {
-    checkHeaders(headers, { region: 'KIC' }, isControl);
+    checkHeaders(headers, { region: 'KIC' }, isControl, rawHeaders);
     return null;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
@@ -83,6 +86,34 @@ describe('the mandatory headers of DESIGN A.2', () => {
 
   it('a repeated header is not correct', () => {
     expect(refusal({ ...valid, 'x-service-id': ['a', 'b'] })?.code).toBe('1216');
+    // Node keeps the first of two Authorization lines and joins other repeats: only the raw headers tell.
+    expect(refusal(valid, false, ['Authorization', 'Bearer token-1', 'authorization', 'Bearer token-2'])).toEqual({
+      code: '1216',
+      message: 'Header authorization must be given once.',
+    });
+    expect(repeatedHeaders(['Host', 'h', 'X-Message-Id', 'a', 'x-message-id', 'a', 'accept', '*/*'])).toEqual(new Set(['x-message-id']));
+  });
+});
+
+describe('a mandatory header sent twice, on the wire', () => {
+  let t: TestApp;
+  let world: World;
+  let port: number;
+
+  beforeAll(async () => {
+    t = await testApp();
+    world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  afterAll(() => t?.close());
+
+  it.each(['authorization', 'x-service-id', 'x-message-id'])('%s: 1216, whichever value came first', async (name) => {
+    const headers = world.headers();
+    const again = name === 'authorization' ? 'Bearer someone-else' : headers[name]!;
+    const request = rawRequest('GET /users HTTP/1.1', headers).replace(/\r\n\r\n$/, `\r\n${name}: ${again}\r\n\r\n`);
+    const answer = await rawExchange(port, request);
+    expect([answer.status, JSON.parse(answer.body).error]).toEqual([400, { code: '1216', message: `Header ${name} must be given once.` }]);
   });
 });
 

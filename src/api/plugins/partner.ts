@@ -115,7 +115,7 @@ export function partnerPlugin(ctx: Pick<AppContext, 'config' | 'store' | 'clock'
      * x-conditional-control too. At once when every lookup is in memory (see `Eventually`).
      */
     function checkAccount(request: FastifyRequest, reply: FastifyReply, scope: Scope | undefined): Eventually<PartnerContext> {
-      const headers = checkHeaders(request.headers, config, scope === 'control');
+      const headers = checkHeaders(request.headers, config, scope === 'control', request.raw.rawHeaders);
       return andThen(checkService(lookups, headers.serviceId, hashes.of(headers.serviceKey)), (service) =>
         andThen(takeToken(reply, service.serviceId), () =>
           andThen(checkTokenAndConnection(tokens, service, hashes.of(headers.token), clock.now()), ({ connection, access }) => {
