@@ -187,9 +187,8 @@ export class Accounts {
    * are revoked (later calls with them answer 1202).
    */
   async disconnect(serviceId: string, userNumber: string): Promise<void> {
+    // An owner's consent goes with it, in the same write (DESIGN G): its tokens answer 1202, its refresh tokens stop.
     await this.deps.store.disconnect(serviceId, userNumber, this.deps.clock.now());
-    // An owner's consent goes with it (DESIGN G): its tokens answer 1202, its refresh tokens stop.
-    await this.deps.store.deleteDeviceShare(serviceId, userNumber);
     await this.lookups.userChanged(userNumber);
   }
 

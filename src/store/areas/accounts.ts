@@ -32,8 +32,9 @@ export interface AccountsArea {
   markDeviceListLoaded(serviceId: string, userNumber: string, at: number): Promise<void>;
   /**
    * DELETE /user/service: deletes the pair's push and event subscriptions, its loaded device list and
-   * lifecycle subscription, the connection, and revokes the pair's tokens as `disconnected`.
-   * Messages already in the outbox stay.
+   * lifecycle subscription, the connection, and revokes the pair's tokens as `disconnected`; unlinks
+   * the owner's consent as deleteDeviceShare does, in the same transaction. Messages already in the
+   * outbox stay.
    */
   disconnect(serviceId: string, userNumber: string, at: number): Promise<boolean>;
 }

@@ -2,6 +2,7 @@
 import { patchService, type AccessToken, type Connection, type NewService, type Service, type ServicePatch, type User } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { unregisterDevice, userDeviceIds } from './postgres-devices.js';
+import { deleteShare } from './postgres-oauth.js';
 import type { AccountsArea } from '../areas/accounts.js';
 
 /** A service with its webhook secrets (newest first) in one row, shaped as `Service`. */
@@ -174,10 +175,15 @@ async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: str
   );
 }
 
-/** Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. */
+/**
+ * Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. The
+ * owner's consent goes in the same transaction, so that no consent outlives its connection or is
+ * lost to one made between the two.
+ */
 async function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
     await revokeTokens(tx, 'service_id = $2 AND user_number = $3', [serviceId, userNumber], at);
+    await deleteShare(tx, serviceId, userNumber);
     return (await tx.run('DELETE FROM connections WHERE service_id = $1 AND user_number = $2', serviceId, userNumber)) === 1;
   });
 }

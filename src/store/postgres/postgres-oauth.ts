@@ -17,7 +17,7 @@ export function sharedWith(service: string, user: string, device: string): strin
 }
 
 /** Unlinks the pair inside `tx`: its share and its grant's records but its access tokens (OAuthArea.deleteDeviceShare). */
-async function deleteShare(tx: Sql, serviceId: string, userNumber: string): Promise<boolean> {
+export async function deleteShare(tx: Sql, serviceId: string, userNumber: string): Promise<boolean> {
   const removed = await tx.one<{ grantId: string }>(
     'DELETE FROM device_shares WHERE service_id = $1 AND user_number = $2 RETURNING grant_id AS "grantId"',
     serviceId,

@@ -2,6 +2,7 @@
 import { patchService, type AccessToken, type Connection, type NewService, type Service, type ServicePatch, type User } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { unregisterDevice, userDeviceIds } from './sqlite-devices.js';
+import { deleteShare } from './sqlite-oauth.js';
 import {
   flag,
   toConnection,
@@ -175,6 +176,8 @@ function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: string, a
 function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): boolean {
   return sql.write(() => {
     revokeTokens(sql, 'service_id = ? AND user_number = ?', [serviceId, userNumber], at);
+    // The owner's consent goes in the same write (see the PostgreSQL store's disconnect).
+    deleteShare(sql, serviceId, userNumber);
     return sql.run('DELETE FROM connections WHERE service_id = ? AND user_number = ?', serviceId, userNumber) === 1;
   });
 }

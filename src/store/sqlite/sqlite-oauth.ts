@@ -60,15 +60,17 @@ function toShare(row: ShareRow): DeviceShare {
   };
 }
 
+/** Unlinks the pair inside a write: its share and its grant's records but its access tokens (OAuthArea.deleteDeviceShare). */
+export function deleteShare(sql: Sql, serviceId: string, userNumber: string): boolean {
+  const removed = sql.one<{ grant_id: string }>('DELETE FROM device_shares WHERE service_id = ? AND user_number = ? RETURNING grant_id', serviceId, userNumber);
+  if (removed) sql.run(`DELETE FROM oauth_records WHERE grant_id = ? AND model <> 'AccessToken'`, removed.grant_id);
+  return removed !== undefined;
+}
+
 export function sqliteOAuth(sql: Sql): OAuthArea {
   const find = (where: string, ...params: (string | number)[]) => {
     const row = sql.one<RecordRow>(`${RECORD} WHERE ${where} AND ${UNEXPIRED}`, ...params);
     return Promise.resolve(row && toRecord(row));
-  };
-  const deleteShare = (serviceId: string, userNumber: string): boolean => {
-    const removed = sql.one<{ grant_id: string }>('DELETE FROM device_shares WHERE service_id = ? AND user_number = ? RETURNING grant_id', serviceId, userNumber);
-    if (removed) sql.run(`DELETE FROM oauth_records WHERE grant_id = ? AND model <> 'AccessToken'`, removed.grant_id);
-    return removed !== undefined;
   };
 
   return {
@@ -99,7 +101,7 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
     async saveDeviceShare(share) {
       sql.write(() => {
         const earlier = sql.one<{ grant_id: string }>('SELECT grant_id FROM device_shares WHERE service_id = ? AND user_number = ?', share.serviceId, share.userNumber);
-        if (earlier && earlier.grant_id !== share.grantId) deleteShare(share.serviceId, share.userNumber);
+        if (earlier && earlier.grant_id !== share.grantId) deleteShare(sql, share.serviceId, share.userNumber);
         sql.run(
           `INSERT INTO device_shares (service_id, user_number, grant_id, scopes, device_ids, created_at) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (service_id, user_number) DO UPDATE SET grant_id = excluded.grant_id, scopes = excluded.scopes, device_ids = excluded.device_ids`,
@@ -121,7 +123,7 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
       return sql.all<ShareRow>(`${SHARE} WHERE user_number = ? ORDER BY created_at, service_id`, userNumber).map(toShare);
     },
     async deleteDeviceShare(serviceId, userNumber) {
-      return sql.write(() => deleteShare(serviceId, userNumber));
+      return sql.write(() => deleteShare(sql, serviceId, userNumber));
     },
 
     async setOwnerLogin(login) {

@@ -76,6 +76,16 @@ export function oauthContract(open: () => Promise<Store>): void {
     expect(await store().listDeviceShares('U1')).toEqual([]);
   });
 
+  it("ends the pair's consent when it disconnects the pair, in the same write: no consent outlives its connection", async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await store().saveDeviceShare({ serviceId: 'S1', userNumber: 'U1', grantId: 'G1', scopes: ['devices'], deviceIds: null, createdAt: T0 });
+    await store().saveOAuthRecord(record('RefreshToken', 'r1', { grantId: 'G1' }));
+    expect(await store().disconnect('S1', 'U1', T0 + 1)).toBe(true);
+    expect(await store().getDeviceShare('S1', 'U1')).toBeUndefined();
+    expect(await store().findOAuthRecord('RefreshToken', 'r1', T0)).toBeUndefined();
+  });
+
   it('gives each email to one owner', async () => {
     await addUser(store(), 'U1');
     await addUser(store(), 'U2');
