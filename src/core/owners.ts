@@ -26,7 +26,8 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
 // N = 2^15: about 50 ms and 32 MiB per hash, OWASP's floor for scrypt.
 const SCRYPT: ScryptOptions = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_LENGTH = 32;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No control characters: PostgreSQL cannot store NUL, and a lookup by one fails the query.
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 const MIN_PASSWORD = 8;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -109,7 +110,9 @@ export class Owners {
 
   /** The user number of the owner with these credentials, or undefined. */
   async signIn(email: string, password: string): Promise<string | undefined> {
-    const login = await this.deps.store.findOwnerLogin(normalizeEmail(email));
+    const normalized = normalizeEmail(email);
+    // What could not be set as a login is no one's: not looked up (a NUL failed the query, a 500), but hashed all the same.
+    const login = EMAIL.test(normalized) ? await this.deps.store.findOwnerLogin(normalized) : undefined;
     const matches = await verifyPassword(password, login?.passwordHash ?? (await (decoyHash ??= hashPassword(randomBytes(16).toString('hex')))));
     return login && matches ? login.userNumber : undefined;
   }

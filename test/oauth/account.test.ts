@@ -78,3 +78,13 @@ describe('a service both consented to and linked by the operator', () => {
     expect(after.html).toContain('No service is linked to your appliances.');
   });
 });
+
+describe('signing in to /account', () => {
+  it('with an email holding NUL, which no login has: the wrong-credentials page, not a server error', async () => {
+    const agent = new OwnerAgent(s.base);
+    const page = await agent.follow('/account');
+    const answer = await agent.submit(page, /sign-in$/, { email: 'owner\u0000@example.com', password: PASSWORD });
+    expect(answer.status).toBe(401);
+    expect(answer.html).toContain('The email or the password is wrong.');
+  });
+});

@@ -192,6 +192,18 @@ describe('what the RFCs refuse', () => {
     expect(page.html).toContain('redirect_uri');
   });
 
+  it('a client_id with NUL, which no service has: invalid_client and an error page, not a server error', async () => {
+    const token = await fetch(`${s.base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: 'svc\u0000', client_secret: 'x', grant_type: 'refresh_token', refresh_token: 'x' }).toString(),
+    });
+    expect([token.status, ((await token.json()) as { error: string }).error]).toEqual([401, 'invalid_client']);
+    const page = await new OwnerAgent(s.base).follow(`${s.base}/oauth/authorize?client_id=svc%00&response_type=code&scope=devices`);
+    expect(page.status).toBe(400);
+    expect(page.html).toContain('invalid_client');
+  });
+
   it('an authorization request without a PKCE challenge', async () => {
     const url = client.buildAuthorizationUrl(s.config, { redirect_uri: s.redirectUri, scope: 'devices', state: 'x' });
     const back = await new OwnerAgent(s.base).follow(url.href);
