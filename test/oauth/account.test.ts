@@ -88,3 +88,19 @@ describe('signing in to /account', () => {
     expect(answer.html).toContain('The email or the password is wrong.');
   });
 });
+
+describe('the forms of /account, sent with NUL in an id or a name', () => {
+  it('answer as for any unknown device or service, or a refused name: never a server error', async () => {
+    const { agent, account } = await signedIn();
+    const hidden = Object.fromEntries([...account.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    const post = async (path: string, form: Record<string, string> = {}) => {
+      const answer = await agent.request(path, { form: { ...hidden, ...form } });
+      return { status: answer.status, body: await answer.text() };
+    };
+    const unknownDevice = await post('/account/devices/%00/rename', { alias: 'Kitchen' });
+    expect([unknownDevice.status, JSON.parse(unknownDevice.body).error.code]).toEqual([404, '1205']);
+    const badName = await post(`/account/devices/${s.washer}/rename`, { alias: 'Wash\u0000er' });
+    expect([badName.status, JSON.parse(badName.body).error.code]).toEqual([400, '1102']);
+    expect((await post('/account/services/%00/unlink')).status).toBe(303);
+  });
+});
