@@ -184,12 +184,14 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
       await p.subscribeEvents(device.deviceId);
       const client = await connectAsync(cloud.url, { clientId: device.deviceId, username: device.deviceId, password: device.secret, protocolVersion, reconnectPeriod: 0 });
       await client.subscribeAsync(topicOf(device.deviceId, 'command'), { qos: 1 });
+      // Each acknowledged before the client ends: one still in flight then would be rejected, unheard.
+      const sent: Promise<unknown>[] = [];
       client.on('message', (_topic, payload) => {
         const { commandId, command } = JSON.parse(payload.toString()) as { commandId: string; command: DeviceStatus };
-        const report = () => void client.publishAsync(topicOf(device.deviceId, 'state'), JSON.stringify(pressed), { qos: 1 });
+        const report = () => sent.push(client.publishAsync(topicOf(device.deviceId, 'state'), JSON.stringify(pressed), { qos: 1 }));
         // Both in one turn: the broker reads them together.
         if (when === 'before') report();
-        void client.publishAsync(topicOf(device.deviceId, 'command/result'), encodeCommandResult({ commandId, ok: true, status: command }), { qos: 1 });
+        sent.push(client.publishAsync(topicOf(device.deviceId, 'command/result'), encodeCommandResult({ commandId, ok: true, status: command }), { qos: 1 }));
         if (when === 'after') report();
       });
       await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
@@ -200,6 +202,7 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
       const reports = async () => (await p.messages(device.deviceId, 'DEVICE_STATUS')).map((m) => m.event?.report).reverse();
       await waitFor(async () => expect(await reports()).toEqual(inOrder));
       expect((await p.state(device.deviceId)).status).toMatchObject(inOrder[1]!);
+      await Promise.all(sent);
       await client.endAsync(true);
     });
   }
