@@ -11,7 +11,7 @@ import { oauthRoutes } from './oauth/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import type { ContextWithSimulator } from './context.js';
 import { fail } from './errors.js';
-import { MAX_JSON_DEPTH, parseJsonText, type JsonTextError } from './json.js';
+import { parseJsonText, type JsonTextError } from './json.js';
 import { createLog, type ProcessLog } from './logging.js';
 import { createMetrics, registerStoreMetrics, type Metrics } from './metrics.js';
 import { createTryItOut, publicDocs, type TryItOut } from './docs/index.js';
@@ -20,8 +20,6 @@ import { writeResponsesAtTurnEnd } from './socket-writes.js';
 export const BODY_LIMIT = 64 * 1024;
 /** The request line and headers together, as Node's parser counts them: the same bound as a body. */
 const HEAD_LIMIT = 64 * 1024;
-/** `\u0000` in JSON text whose backslash is not itself escaped: U+0000 in a name or a value. */
-const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 export interface App {
   server: FastifyInstance;
@@ -99,11 +97,8 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     try {
       body = parseJsonText(text);
     } catch (error) {
-      const { message, tooDeep } = error as JsonTextError;
-      return done(fail('1000', tooDeep ? `The body nests deeper than ${MAX_JSON_DEPTH} levels.` : `The body is not valid JSON: ${message}`), undefined);
+      return done(fail('1000', `The body ${(error as JsonTextError).message}.`), undefined);
     }
-    // PostgreSQL text cannot hold U+0000: refused here for both stores alike, not as a 2000 at the insert.
-    if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) return done(fail('1000', 'The body holds the character U+0000, which no name or value may contain.'), undefined);
     done(null, body);
   });
 

@@ -9,9 +9,15 @@
 /** How deep an object or array may nest: no appliance status comes close (the deepest is 4). */
 export const MAX_JSON_DEPTH = 64;
 
+/** `\u0000` whose backslash is not itself escaped: U+0000 in a name or a value. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+
 export class JsonTextError extends Error {
-  /** True when the text may be well formed but nests deeper than allowed. */
-  constructor(message: string, readonly tooDeep = false) {
+  /**
+   * `message` completes a sentence about the text ("the body …"). `byRule` is true when the text may
+   * be well formed but a rule of ours refuses it: too deep, or holding U+0000.
+   */
+  constructor(message: string, readonly byRule = false) {
     super(message);
   }
 }
@@ -36,12 +42,16 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
-/** Parses JSON text; throws JsonTextError with a sentence when it is malformed or nested deeper than `maxDepth`. */
+/**
+ * Parses JSON text; throws JsonTextError when it is malformed, nested deeper than `maxDepth`, or holds
+ * U+0000, which PostgreSQL text cannot keep: refused here for every channel and both stores alike.
+ */
 export function parseJsonText(text: string, maxDepth: number = MAX_JSON_DEPTH): unknown {
-  if (jsonDepthExceeds(text, maxDepth)) throw new JsonTextError(`it nests deeper than ${maxDepth} levels`, true);
+  if (jsonDepthExceeds(text, maxDepth)) throw new JsonTextError(`nests deeper than ${maxDepth} levels`, true);
+  if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) throw new JsonTextError('holds the character U+0000, which no name or value may contain', true);
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new JsonTextError((error as Error).message);
+    throw new JsonTextError(`is not valid JSON: ${(error as Error).message}`);
   }
 }

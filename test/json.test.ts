@@ -18,13 +18,19 @@ describe('parseJsonText (DESIGN J)', () => {
       }
     })();
     expect(error).toBeInstanceOf(JsonTextError);
-    expect((error as JsonTextError).tooDeep).toBe(true);
-    expect((error as Error).message).toBe(`it nests deeper than ${MAX_JSON_DEPTH} levels`);
+    expect((error as JsonTextError).byRule).toBe(true);
+    expect((error as Error).message).toBe(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
   it('counts no brackets inside strings, escaped quotes included', () => {
     expect(jsonDepthExceeds(JSON.stringify({ a: '\\"[[[[[[' }), 2)).toBe(false);
     expect(jsonDepthExceeds('{"a":"\\"","b":[[[]]]}', 3)).toBe(true);
+  });
+
+  it('refuses U+0000 in a name or a value, which PostgreSQL text cannot keep, but not an escaped backslash before u0000', () => {
+    expect(() => parseJsonText(String.raw`{"a":"x\u0000"}`)).toThrow(new JsonTextError('holds the character U+0000, which no name or value may contain', true));
+    expect(() => parseJsonText(String.raw`{"\\\u0000":1}`)).toThrow(JsonTextError);
+    expect(parseJsonText(String.raw`{"a":"\\u0000"}`)).toEqual({ a: String.raw`\u0000` });
   });
 
   it('refuses malformed text', () => {

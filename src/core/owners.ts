@@ -5,7 +5,7 @@
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { fail } from '../errors.js';
-import { isDeviceId, type Clock } from '../ids.js';
+import type { Clock } from '../ids.js';
 import type { Device, Service, User } from './model.js';
 import type { Store } from '../store/store.js';
 import type { Accounts } from './accounts.js';
@@ -165,8 +165,6 @@ export class Owners {
 
   /** Unlinks a service, consented to or connected by the operator: the effect of DELETE /user/service (its tokens answer 1202). */
   async unlink(userNumber: string, serviceId: string): Promise<void> {
-    // A service id with NUL (from the URL) is no service's, and PostgreSQL fails a query that names one.
-    if (serviceId.includes('\0')) return;
     await this.deps.accounts.disconnect(serviceId, userNumber);
   }
 
@@ -183,8 +181,7 @@ export class Owners {
 
   /** Renames one of the owner's devices (DEVICE_ALIAS_CHANGED); 1205 for a device not theirs. */
   async renameDevice(userNumber: string, deviceId: string, alias: string): Promise<void> {
-    // A malformed id (from the URL) is no device's: not looked up, as PostgreSQL fails a query that names NUL.
-    const device = isDeviceId(deviceId) ? await this.deps.store.getDevice(deviceId) : undefined;
+    const device = await this.deps.store.getDevice(deviceId);
     if (!device || !device.userNumbers.includes(userNumber)) throw fail('1205', `Device ${deviceId} is not registered to you.`);
     await this.deps.devices.rename(deviceId, alias);
   }

@@ -36,7 +36,7 @@ export type CommandResult =
 const refuse = (problem: string): { ok: false; problem: string } => ({ ok: false, problem });
 
 /**
- * JSON text to a value; too deep nesting is refused, and so are bytes that are not UTF-8
+ * JSON text to a value; too deep nesting and U+0000 are refused (json.ts), and so are bytes that are not UTF-8
  * (RFC 8259), which decoding would silently turn into U+FFFD.
  */
 function parseJson(payload: Uint8Array): Decoded<unknown> {
@@ -46,7 +46,7 @@ function parseJson(payload: Uint8Array): Decoded<unknown> {
     const text = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
     return { ok: true, value: parseJsonText(text) };
   } catch (error) {
-    return refuse(error instanceof JsonTextError && error.tooDeep ? `payload ${error.message}` : 'payload is not valid JSON');
+    return refuse(error instanceof JsonTextError && error.byRule ? `payload ${error.message}` : 'payload is not valid JSON');
   }
 }
 

@@ -15,7 +15,8 @@ const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode
 
 /** A calling service as an OAuth client: its key's hash is the secret, compared as such (provider.ts). */
 async function clientOf(store: Store, serviceId: string): Promise<AdapterPayload | undefined> {
-  // Any client_id a request names: one with NUL is no service's (PostgreSQL cannot hold it) and fails the query, a 500.
+  // Any client_id a request names: one the store refuses to look up (U+0000, storable.ts) is no service's,
+  // where an error would reach oidc-provider and answer server_error.
   if (serviceId.includes('\0')) return undefined;
   const service = await store.getService(serviceId);
   if (!service || !service.enabled) return undefined;

@@ -23,6 +23,7 @@ describe('device protocol codec (DESIGN B)', () => {
     ['not JSON', '{', 'payload is not valid JSON'],
     ['a number', '12', 'a report must be a JSON object or an array of objects; got 12'],
     ['an array of numbers', '[1]', 'a report must be a JSON object or an array of objects; got [1]'],
+    ['holding U+0000, which no store keeps', '{"x\\u0000":{"on":true}}', 'payload holds the character U+0000, which no name or value may contain'],
   ])('refuses a report that is %s', (_what, text, problem) => {
     expect(decodeReport(bytes(text))).toEqual({ ok: false, problem });
   });

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RetryReason } from '../store.js';
+import { refuseNul } from '../storable.js';
 import { MAX_RUNS, retryDelayMs, retryReason } from './retry.js';
 
 /** A value the store binds: scalars, and arrays for `unnest` and `= ANY`. */
@@ -168,6 +169,7 @@ export class Sql {
   }
 
   #send(db: Queryable, text: string, values: Param[] = []): ReturnType<Queryable['query']> {
+    refuseNul(values);
     this.#counts.sent += 1;
     // A script of several statements (a migration) cannot be prepared; nothing else goes without parameters.
     return db.query(values.length > 0 ? { text, values, name: preparedName(text) } : { text });

@@ -3,6 +3,7 @@
  * transactions. Everything else in sqlite/ reaches the driver only through `Sql`.
  */
 import Database from 'better-sqlite3';
+import { refuseNul } from '../storable.js';
 
 /** A value SQLite can bind. */
 export type Param = string | number | bigint | null;
@@ -50,15 +51,18 @@ export class Sql {
 
   /** The first row, or undefined. */
   one<Row>(sql: string, ...params: Param[]): Row | undefined {
+    refuseNul(params);
     return this.#statement(sql).get(...params) as Row | undefined;
   }
 
   all<Row>(sql: string, ...params: Param[]): Row[] {
+    refuseNul(params);
     return this.#statement(sql).all(...params) as Row[];
   }
 
   /** Rows as arrays of their columns, in the statement's order: no object built per row. */
   rows<Row extends unknown[]>(sql: string, ...params: Param[]): Row[] {
+    refuseNul(params);
     let statement = this.#rawStatements.get(sql);
     if (!statement) {
       statement = this.db.prepare<Param[]>(sql).raw(true);
@@ -69,6 +73,7 @@ export class Sql {
 
   /** Runs a statement; returns how many rows it changed. */
   run(sql: string, ...params: Param[]): number {
+    refuseNul(params);
     return this.#statement(sql).run(...params).changes;
   }
 

@@ -24,6 +24,15 @@ export function accountsContract(open: () => Promise<Store>): void {
       expect(await store().getService('nope')).toBeUndefined();
     });
 
+    it('refuses U+0000 in what a statement names, as a malformed request, and writes nothing (PostgreSQL text cannot hold it)', async () => {
+      await addService(store(), 'S1', [WASHER]);
+      const refusal = { code: '1000', httpStatus: 400, message: 'A value holds the character U+0000, which no id, name or value may contain.' };
+      await expect(store().getService('S\u00001')).rejects.toMatchObject(refusal);
+      await expect(store().updateService('S1', { name: 'Wash\u0000er' })).rejects.toMatchObject(refusal);
+      await expect(addService(store(), 'S\u00002', [WASHER])).rejects.toMatchObject(refusal);
+      expect((await store().listServices()).map((s) => [s.serviceId, s.name])).toEqual([['S1', 'Service S1']]);
+    });
+
     it('rejects a second service with the same id and keeps the first', async () => {
       await addService(store(), 'S1', [WASHER]);
       await expect(addService(store(), 'S1', ['DEVICE_DRYER'])).rejects.toThrow();

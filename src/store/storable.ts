@@ -1,0 +1,15 @@
+/**
+ * The floor under every caller: PostgreSQL text cannot hold U+0000, so no id or value the store keeps
+ * has one, and a statement naming one is refused before it is sent, as a malformed request (1000)
+ * rather than the driver's failure (2000). SQLite could keep it; it refuses it too, so that both
+ * stores answer alike. JSON bodies and MQTT payloads refuse it earlier (json.ts).
+ */
+import { fail } from '../errors.js';
+
+export function refuseNul(params: readonly unknown[]): void {
+  for (const param of params) {
+    if (typeof param === 'string' ? param.includes('\0') : Array.isArray(param) && param.some((item) => typeof item === 'string' && item.includes('\0'))) {
+      throw fail('1000', 'A value holds the character U+0000, which no id, name or value may contain.');
+    }
+  }
+}
