@@ -4,8 +4,12 @@ import type { ErrorCode } from '../errors.js';
 import type { Device } from './model.js';
 
 export type CommandOutcome =
-  /** `report`: what changed from the status sent, where the channel worked it out (the simulator does). */
-  | { ok: true; status: DeviceStatus; report?: DeviceStatus | null }
+  /**
+   * `status`: the status sent, with the device's answer in it. `answered`: the values the device
+   * answered, which win over a report stored while it answered (null: none to apply again). `report`:
+   * what changed from the status sent, where the channel worked it out (the simulator does).
+   */
+  | { ok: true; status: DeviceStatus; answered: DeviceStatus | null; report?: DeviceStatus | null }
   | { ok: false; code: ErrorCode; message: string };
 
 export interface DeviceChannel {

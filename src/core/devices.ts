@@ -204,7 +204,7 @@ export class Devices {
       const over = statusOverBound(outcome.status);
       if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
       // Taken in the turn its answer came in (no I/O before it): the device's reports after the answer wait for this write.
-      return this.lock.run(device.deviceId, () => this.persist(device, state, outcome.status, outcome.report));
+      return this.lock.run(device.deviceId, () => this.persist(device, state, outcome));
     });
   }
 
@@ -317,21 +317,27 @@ export class Devices {
   }
 
   /**
-   * `known`: the change from `state`, when the channel worked it out; else it is worked out here. When
-   * another node wrote the status since `state` was read, the change is made again on the status as
-   * stored: what that write changed and the command did not, stays.
+   * Stores a device's answer to the command sent with `state`. A report stored meanwhile (by this node
+   * or another) is older than the answer, so the answer is made again on the status as stored: what
+   * that report changed and the answer did not, stays, and what the device answered wins, even a value
+   * `state` had already.
    */
-  private async persist(device: Device, state: DeviceState, status: DeviceStatus, known?: DeviceStatus | null): Promise<DeviceState> {
+  private async persist(device: Device, state: DeviceState, outcome: { status: DeviceStatus; answered: DeviceStatus | null; report?: DeviceStatus | null }): Promise<DeviceState> {
     const profile = parsedProfile(this.modelOf(device));
-    const change = known === undefined ? diffStatus(profile, state.status, status) : known;
-    if (change === null) return state;
+    const change = outcome.report === undefined ? diffStatus(profile, state.status, outcome.status) : outcome.report;
     return whileStatusMoves(async (first) => {
-      const before = first ? state : await this.state(device.deviceId);
-      const after = first ? status : mergeStatus(profile, before.status, change);
       // The first was checked by the caller.
-      const over = first ? null : statusOverBound(after);
+      if (first && change !== null) {
+        const version = await this.deps.store.applyReport(device.deviceId, outcome.status, change, this.deps.clock.now(), state.version);
+        return { ...state, status: outcome.status, version };
+      }
+      // Tried again, or an answer that changes nothing on `state`: the status as stored may still differ from it.
+      const before = await this.state(device.deviceId);
+      if (before.version === state.version || outcome.answered === null) return before;
+      const after = mergeStatus(profile, before.status, outcome.answered);
+      const over = statusOverBound(after);
       if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
-      const report = first ? change : diffStatus(profile, before.status, after);
+      const report = diffStatus(profile, before.status, after);
       if (report === null) return before;
       const version = await this.deps.store.applyReport(device.deviceId, after, report, this.deps.clock.now(), before.version);
       return { ...before, status: after, version };

@@ -118,5 +118,5 @@ function outcomeOf({ device, status }: Pending, result: CommandResult): CommandO
   const profile = parsedProfile(model);
   const valid = validateReport(profile, result.status);
   if (!valid.ok) return { ok: false, code: '2208', message: `Device ${deviceId} answered with a status that does not fit its profile: ${valid.refusal.message}` };
-  return { ok: true, status: mergeStatus(profile, status, valid.value) };
+  return { ok: true, status: mergeStatus(profile, status, valid.value), answered: valid.value };
 }

@@ -135,7 +135,8 @@ export class Simulator implements DeviceChannel {
     appliance.generation += 1;
     appliance.memory = outcome.memory;
     if (appliance.reporting && outcome.report) appliance.commands.push(outcome.report);
-    return { ok: true, status: outcome.status, report: outcome.report };
+    // A virtual device's answer is its change to the status it was sent: that change is what applies again over a newer one.
+    return { ok: true, status: outcome.status, answered: outcome.report, report: outcome.report };
   }
 
   /** A sandbox action on a virtual device; resolves with its state afterwards. */

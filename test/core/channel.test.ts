@@ -7,15 +7,16 @@ const virtualDevice = { deviceId: 'dev-v', virtual: true } as Device;
 const realDevice = { deviceId: 'dev-r', virtual: false } as Device;
 
 /** A channel that answers with a status naming it. */
-const answering = (name: string): DeviceChannel => ({ sendCommand: async () => ({ ok: true, status: { channel: { name } } }) });
+const answered = (name: string) => ({ ok: true, status: { channel: { name } }, answered: { channel: { name } } }) as const;
+const answering = (name: string): DeviceChannel => ({ sendCommand: async () => answered(name) });
 
 describe('ChannelRouter', () => {
   it('sends a virtual device to the virtual channel and a real one to the real channel', async () => {
     const router = new ChannelRouter();
     router.attach('virtual', answering('simulator'));
     router.attach('real', answering('gateway'));
-    expect(await router.sendCommand(virtualDevice, {}, {}, 100)).toEqual({ ok: true, status: { channel: { name: 'simulator' } } });
-    expect(await router.sendCommand(realDevice, {}, {}, 100)).toEqual({ ok: true, status: { channel: { name: 'gateway' } } });
+    expect(await router.sendCommand(virtualDevice, {}, {}, 100)).toEqual(answered('simulator'));
+    expect(await router.sendCommand(realDevice, {}, {}, 100)).toEqual(answered('gateway'));
   });
 
   it('answers 2209 for a kind with no channel yet, and forwards once one is attached', async () => {
@@ -31,7 +32,7 @@ describe('ChannelRouter', () => {
       message: 'No simulator runs in this process, so device dev-v cannot be reached.',
     });
     router.attach('real', answering('gateway'));
-    expect(await router.sendCommand(realDevice, {}, {}, 100)).toEqual({ ok: true, status: { channel: { name: 'gateway' } } });
+    expect(await router.sendCommand(realDevice, {}, {}, 100)).toEqual(answered('gateway'));
   });
 });
 

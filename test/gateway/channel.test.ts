@@ -39,7 +39,7 @@ describe('MqttCommandChannel (DESIGN A.7.3)', () => {
     await Promise.resolve();
     expect(c.sent[0]?.topic).toBe('appliance/dehum-1/command');
     expect(c.mqtt.settle('dehum-1', { commandId: c.lastId(), ok: true, status: command })).toBe(true);
-    expect(await outcome).toEqual({ ok: true, status: { ...model.defaultStatus, airFlow: { windStrengthLevel: 'LOW' } } });
+    expect(await outcome).toEqual({ ok: true, status: { ...model.defaultStatus, airFlow: { windStrengthLevel: 'LOW' } }, answered: command });
   });
 
   it('ignores results for unknown commands and from another device', async () => {

@@ -175,6 +175,28 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
     expect(newestFirst.map((m) => m.event?.report).reverse()).toEqual([{ humidity: { currentHumidity: 61 } }, { airFlow: { windStrengthLevel: 'LOW' } }]);
   });
 
+  it('stores what the device answered over a report stored meanwhile, even a value the status had before the command', async () => {
+    const otherNode = createContext(loadConfig('test', {}), cloud.ctx.store, systemClock);
+    const before = { dehumidifierJobMode: { currentJobMode: 'INTENSIVE_DRY' } };
+    const pressed = { dehumidifierJobMode: { currentJobMode: 'QUIET_HUMIDITY' } };
+    await cloud.ctx.devices.report(device.deviceId, before);
+    await p.subscribeEvents(device.deviceId);
+    await cloud.connect(device, {
+      onCommand: async (command) => {
+        await otherNode.devices.report(device.deviceId, pressed);
+        return { ok: true, status: command };
+      },
+    });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+
+    const res = await p.call('POST', `/devices/${device.deviceId}`, before);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toMatchObject(before);
+    expect((await p.state(device.deviceId)).status).toMatchObject(before);
+    const newestFirst = await p.messages(device.deviceId, 'DEVICE_STATUS');
+    expect(newestFirst.map((m) => m.event?.report).reverse()).toEqual([pressed, before]);
+  });
+
   // A button pressed on the device just before the command came, or just after it answered: the device reports it then.
   const pressed = { dehumidifierJobMode: { currentJobMode: 'QUIET_HUMIDITY' } };
   const commanded = { dehumidifierJobMode: { currentJobMode: 'INTENSIVE_DRY' } };
