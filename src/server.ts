@@ -12,6 +12,7 @@ import { startGateway, type Gateway } from './gateway/index.js';
 import { systemClock } from './ids.js';
 import { timerScheduler } from './sim/scheduler.js';
 import type { Simulator } from './sim/simulator.js';
+import { DatabaseTime } from './store/database-time.js';
 import { openStore } from './store/index.js';
 
 export interface StartOptions {
@@ -93,8 +94,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let gateway: Gateway | undefined;
   let delivery: Delivery | undefined;
   let simulator: Simulator | undefined;
+  let time: DatabaseTime | undefined;
   try {
-    const ctx = createContext(config, store, systemClock, { scheduler: timerScheduler });
+    // On a shared database every node keeps the database's time, which the store compares across nodes.
+    time = store.capabilities.sharedClock ? await DatabaseTime.start(store.capabilities.sharedClock) : undefined;
+    const clock = time ?? systemClock;
+    const ctx = createContext(config, store, clock, { scheduler: timerScheduler });
     app = await buildApp(ctx, { broker: () => gateway !== undefined && (gateway.mode === 'disabled' || gateway.connected()) });
     const mqtt = await startMqtt(config, ctx, app, options.anyPortIfTaken ?? false);
     gateway = mqtt.gateway;
@@ -104,7 +109,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // After prepare, so the simulator adopts the sandbox's freshly seeded appliances.
     await ctx.simulator.start();
     simulator = ctx.simulator;
-    delivery = await startDelivery({ store, clock: systemClock, config, registry: app.metrics.registry, log: app.server.log });
+    delivery = await startDelivery({ store, clock, config, registry: app.metrics.registry, log: app.server.log });
     const { address, portTaken } = await listen(app, config, options.anyPortIfTaken ?? false);
     const url = localUrl(address);
     app.server.log.info(
@@ -119,13 +124,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const stop = () =>
       (stopping ??= Promise.all([server.server.close(), deliveries.stop(), ctx.simulator.stop()])
         .then(() => broker.close())
-        .then(() => store.close()));
+        .then(() => {
+          time?.stop();
+          return store.close();
+        }));
     return { app, ctx, url, port: address.port, portTaken, mqtt: { port: gateway.port, portTaken: mqtt.portTaken }, stop };
   } catch (error) {
     await app?.server.close();
     await delivery?.stop();
     await simulator?.stop();
     await gateway?.close();
+    time?.stop();
     await store.close();
     throw error;
   }

@@ -54,6 +54,13 @@ export interface StoreCapabilities {
   readonly sharedRateLimit: SharedRateLimit | null;
   /** Counts of what the store sent (issue 6) and ran again (DESIGN J), for /metrics. */
   readonly statementCounts: StatementCounts | null;
+  /** The database's clock, which the nodes on it keep (database-time.ts). Without it, one node keeps its own. */
+  readonly sharedClock: SharedClock | null;
+}
+
+export interface SharedClock {
+  /** The database's time now, in milliseconds since the epoch. */
+  databaseNow(): Promise<number>;
 }
 
 /** What changed of the records the partner lookups read (src/core/cache.ts says what each covers). */

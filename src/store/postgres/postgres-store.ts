@@ -82,5 +82,8 @@ function capabilities(sql: Sql, notifications: Notifications, publishing: Set<Pr
       statementsSent: () => sql.statementsSent,
       transactionsRetried: () => sql.transactionsRetried,
     },
+    sharedClock: {
+      databaseNow: async () => (await sql.one<{ now: number }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::double precision AS now'))!.now,
+    },
   };
 }

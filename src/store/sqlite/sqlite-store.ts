@@ -46,7 +46,7 @@ export function sqliteStore(db: Database.Database): Store {
     ...sqliteOverview(sql),
     ...sqliteOAuth(sql),
     ...sqliteLeases(sql),
-    capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null },
+    capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null, sharedClock: null },
   };
 }
 
