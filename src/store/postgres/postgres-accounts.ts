@@ -69,6 +69,10 @@ async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): 
       next.eventCallbackUrl,
       next.enabled,
     );
+    // A new URL is a new endpoint: it has not failed yet, and the old one's failures do not count toward its five days.
+    if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
+      await tx.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = $1 AND failing_since IS NOT NULL', serviceId);
+    }
     return next;
   });
 }

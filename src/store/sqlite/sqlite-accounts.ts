@@ -76,6 +76,10 @@ function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Servic
       flag(next.enabled),
       serviceId,
     );
+    // A new URL is a new endpoint: it has not failed yet, and the old one's failures do not count toward its five days.
+    if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
+      sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ? AND failing_since IS NOT NULL', serviceId);
+    }
     return mustGetService(sql, serviceId);
   });
 }

@@ -177,6 +177,16 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect((await store().listAttempts([d1!.message.messageId])).map((a) => a.attempt)).toEqual([1, 2]);
   });
 
+  it('starts the failing clock again when the service changes a callback URL: the new one has not failed yet', async () => {
+    await fourMessages();
+    const [d1] = await claim(T0 + 10);
+    await record([attempt(d1!, { kind: 'retry', nextAttemptAt: T0 + 5000 })]);
+    await store().updateService('S1', { name: 'Renamed' });
+    expect((await store().getEndpointHealth('S1'))?.failingSince).toBe(T0 + 100);
+    await store().updateService('S1', { eventCallbackUrl: 'https://S1.example/events' });
+    expect((await store().getEndpointHealth('S1'))?.failingSince).toBeNull();
+  });
+
   it('records an exhausted schedule as failed and kept; the device order moves on', async () => {
     await fourMessages();
     const [d1] = await claim(T0 + 10);
