@@ -9,10 +9,10 @@ import { baseUrl, ConfigError, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startDelivery, type Delivery } from './delivery/index.js';
 import { startGateway, type Gateway } from './gateway/index.js';
-import { systemClock } from './ids.js';
+import type { Clock } from './ids.js';
 import { timerScheduler } from './sim/scheduler.js';
 import type { Simulator } from './sim/simulator.js';
-import { DatabaseTime } from './store/database-time.js';
+import { processClock } from './store/database-time.js';
 import { openStore } from './store/index.js';
 
 export interface StartOptions {
@@ -94,11 +94,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let gateway: Gateway | undefined;
   let delivery: Delivery | undefined;
   let simulator: Simulator | undefined;
-  let time: DatabaseTime | undefined;
+  let time: { clock: Clock; stop: () => void } | undefined;
   try {
     // On a shared database every node keeps the database's time, which the store compares across nodes.
-    time = store.capabilities.sharedClock ? await DatabaseTime.start(store.capabilities.sharedClock) : undefined;
-    const clock = time ?? systemClock;
+    time = await processClock(store.capabilities);
+    const { clock } = time;
     const ctx = createContext(config, store, clock, { scheduler: timerScheduler });
     app = await buildApp(ctx, { broker: () => gateway !== undefined && (gateway.mode === 'disabled' || gateway.connected()) });
     const mqtt = await startMqtt(config, ctx, app, options.anyPortIfTaken ?? false);

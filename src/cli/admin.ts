@@ -13,7 +13,8 @@ import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
-import { systemClock } from '../ids.js';
+import type { Clock } from '../ids.js';
+import { processClock } from '../store/database-time.js';
 import { openStore } from '../store/index.js';
 import type { MessageStatus } from '../core/model.js';
 import type { Page } from '../store/areas/overview.js';
@@ -49,11 +50,15 @@ function action(env: NodeJS.ProcessEnv, handler: Handler) {
     const command = params.at(-1) as Command;
     const config = databaseConfig(command.optsWithGlobals(), env);
     const store = await openStore(existingDatabase(config.databaseUrl));
+    let time: { clock: Clock; stop: () => void } | undefined;
     try {
-      const ctx = createContext(config, store, systemClock);
+      // The times it writes (a resend's, a recovery's) are compared with the nodes', which keep the database's.
+      time = await processClock(store.capabilities);
+      const ctx = createContext(config, store, time.clock);
       const result = await handler(ctx, params.slice(0, -2) as string[], command.opts());
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     } finally {
+      time?.stop();
       await store.close();
     }
   };

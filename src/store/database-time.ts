@@ -5,7 +5,7 @@
  * is measured at start and again every minute, to within half a round trip.
  */
 import { systemClock, type Clock } from '../ids.js';
-import type { SharedClock } from './store.js';
+import type { SharedClock, StoreCapabilities } from './store.js';
 
 /** Samples per measurement: the one with the shortest round trip is the most exact. */
 const SAMPLES = 3;
@@ -48,4 +48,11 @@ export class DatabaseTime implements Clock {
   stop(): void {
     clearInterval(this.#timer);
   }
+}
+
+/** The clock a process on a store keeps: the database's time on a shared database, else its own. */
+export async function processClock(capabilities: StoreCapabilities): Promise<{ clock: Clock; stop: () => void }> {
+  if (!capabilities.sharedClock) return { clock: systemClock, stop: () => undefined };
+  const time = await DatabaseTime.start(capabilities.sharedClock);
+  return { clock: time, stop: () => time.stop() };
 }
