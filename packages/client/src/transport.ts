@@ -89,6 +89,8 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
       method: request.method,
       headers,
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      // The interface never redirects: a followed 301/302 turns a control into a GET, and sends x-service-key to another origin.
+      redirect: 'manual',
       signal,
     });
     text = await response.text();
@@ -114,7 +116,9 @@ function readEnvelope(response: Response, text: string, messageId: string): Outc
   const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
   const common = { httpStatus: response.status, messageId, ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }) };
   if (typeof envelope !== 'object' || envelope === null) {
-    return { ok: false, error: new ApplianceCloudError({ code: 'BAD_RESPONSE', message: `HTTP ${response.status} without the interface's envelope: ${text.slice(0, 200)}`, ...common }) };
+    const location = response.headers.get('location');
+    const redirected = location === null ? '' : ` (redirected to ${location}: check baseUrl)`;
+    return { ok: false, error: new ApplianceCloudError({ code: 'BAD_RESPONSE', message: `HTTP ${response.status} without the interface's envelope${redirected}: ${text.slice(0, 200)}`, ...common }) };
   }
   if (response.ok && 'response' in envelope) return { ok: true, response: envelope.response, headers: response.headers };
   const code = typeof envelope.error?.code === 'string' ? envelope.error.code : 'BAD_RESPONSE';

@@ -118,3 +118,46 @@ describe('network failures, timeouts and aborts', () => {
     expect(error).toBe(reason);
   });
 });
+
+describe('redirects: the interface never answers 3xx (DESIGN A.3), so one is refused and not followed', () => {
+  let elsewhere: Server;
+  let front: Server;
+  let frontUrl: string;
+  let elsewhereUrl: string;
+  const reachedElsewhere: { method: string; serviceKey: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    // Another origin, answering every request with a status envelope.
+    elsewhere = createServer((request, response) => {
+      reachedElsewhere.push({ method: request.method!, serviceKey: request.headers['x-service-key'] as string | undefined });
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: 'm', timestamp: 't', response: { status: 'unchanged' } }));
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    elsewhereUrl = `http://localhost:${(elsewhere.address() as AddressInfo).port}`;
+    // A front that redirects: to the other origin (an http → https redirect looks like this), or a POST to a GET of the same path.
+    front = createServer((request, response) => {
+      if (request.url === '/devices/away') return void response.writeHead(301, { location: `${elsewhereUrl}${request.url}` }).end('<h1>Moved</h1>');
+      if (request.method === 'POST') return void response.writeHead(302, { location: request.url }).end();
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: 'm', timestamp: 't', response: { status: 'unchanged' } }));
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    elsewhere.close();
+    front.close();
+  });
+
+  it('throws BAD_RESPONSE with the status and the Location, and sends the service key nowhere else', async () => {
+    const error = await new ApplianceCloud({ baseUrl: frontUrl, ...CREDENTIALS }).control('away', {}).catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, 'BAD_RESPONSE')).toBe(true);
+    expect(error).toMatchObject({ httpStatus: 301, message: expect.stringContaining(`${elsewhereUrl}/devices/away`) });
+    expect(reachedElsewhere).toEqual([]);
+  });
+
+  it('never turns a control into a read of the status that looks like its success', async () => {
+    const error = await new ApplianceCloud({ baseUrl: frontUrl, ...CREDENTIALS }).control('d', {}).catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, 'BAD_RESPONSE')).toBe(true);
+    expect(error).toMatchObject({ httpStatus: 302 });
+  });
+});
