@@ -5,7 +5,7 @@
  */
 import { ApplianceCloudError } from './errors.js';
 import { newMessageId } from './message-id.js';
-import { sleep } from './sleep.js';
+import { abortable, sleep } from './sleep.js';
 
 export interface TransportSettings {
   baseUrl: string;
@@ -70,10 +70,29 @@ function retryDelay(request: Request, error: ApplianceCloudError, attempt: numbe
 type Outcome = { ok: true; response: unknown; headers: Headers } | { ok: false; error: ApplianceCloudError };
 
 async function attemptOnce(settings: TransportSettings, request: Request, options: CallOptions, messageId: string): Promise<Outcome> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? settings.timeoutMs);
+  const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
+  const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  /** The caller's abort is rethrown as its reason; the rest is this attempt's TIMEOUT or NETWORK failure. */
+  const failed = (cause: unknown): Outcome => {
+    if (options.signal?.aborted) throw options.signal.reason;
+    const timedOut = timeout.aborted;
+    const message = timedOut
+      ? `${request.method} ${request.path} did not answer within ${timeoutMs} ms`
+      : `${request.method} ${request.path} failed on the network: ${(cause as Error).message}`;
+    return { ok: false, error: new ApplianceCloudError({ code: timedOut ? 'TIMEOUT' : 'NETWORK', message, messageId, cause }) };
+  };
+  let token: string;
+  try {
+    // A provider may refresh over the network (oauth.refreshingTokenProvider): waiting for it is part of the attempt.
+    token = await abortable(settings.accessToken(), signal);
+  } catch (error) {
+    // The provider's own failure (an OAuthError, say) is the caller's to see as it is.
+    if (!signal.aborted) throw error;
+    return failed(error);
+  }
   const headers: Record<string, string> = {
-    authorization: `Bearer ${await settings.accessToken()}`,
+    authorization: `Bearer ${token}`,
     'x-country-code': settings.countryCode,
     'x-message-id': messageId,
     'x-service-id': settings.serviceId,
@@ -95,12 +114,7 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
     });
     text = await response.text();
   } catch (cause) {
-    if (options.signal?.aborted) throw options.signal.reason;
-    const timedOut = timeout.aborted;
-    const message = timedOut
-      ? `${request.method} ${request.path} did not answer within ${options.timeoutMs ?? settings.timeoutMs} ms`
-      : `${request.method} ${request.path} failed on the network: ${(cause as Error).message}`;
-    return { ok: false, error: new ApplianceCloudError({ code: timedOut ? 'TIMEOUT' : 'NETWORK', message, messageId, cause }) };
+    return failed(cause);
   }
   return readEnvelope(response, text, messageId);
 }

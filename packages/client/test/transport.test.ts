@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplianceCloud, isApplianceCloudError } from '@appliance-cloud/client';
+import { ApplianceCloud, isApplianceCloudError, oauth } from '@appliance-cloud/client';
 import { startSandbox, type Sandbox } from './sandbox.js';
 
 /** A fetch that counts the attempts it makes. */
@@ -116,6 +116,30 @@ describe('network failures, timeouts and aborts', () => {
     setTimeout(() => controller.abort(reason), 100);
     const error = await new ApplianceCloud({ baseUrl: silentUrl, ...CREDENTIALS }).listDevices({ signal: controller.signal }).catch((e: unknown) => e);
     expect(error).toBe(reason);
+  });
+
+  it('bounds the wait for the token by the timeout and the signal too: a refresh against a hung authorization server', async () => {
+    const { accessToken: _, ...credentials } = CREDENTIALS;
+    const tokenProvider = oauth.refreshingTokenProvider({
+      metadata: { issuer: silentUrl, authorization_endpoint: `${silentUrl}/oauth/authorize`, token_endpoint: `${silentUrl}/oauth/token` },
+      client: { clientId: 's', clientSecret: 'k' },
+      store: { load: async () => ({ accessToken: 'at', tokenType: 'Bearer', expiresAt: 0, refreshToken: 'rt' }), save: async () => undefined },
+    });
+    const client = new ApplianceCloud({ baseUrl: silentUrl, ...credentials, tokenProvider });
+    const timedOut = await client.getUser({ timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(isApplianceCloudError(timedOut, 'TIMEOUT')).toBe(true);
+    const controller = new AbortController();
+    const reason = new Error('the user left');
+    setTimeout(() => controller.abort(reason), 200);
+    const aborted = await client.getUser({ signal: controller.signal }).catch((e: unknown) => e);
+    expect(aborted).toBe(reason);
+  }, 5_000);
+
+  it('with a signal aborted already, rejects with its reason and leaves no rejection of the token provider unheard', async () => {
+    const { accessToken: _, ...credentials } = CREDENTIALS;
+    const client = new ApplianceCloud({ baseUrl: silentUrl, ...credentials, tokenProvider: () => Promise.reject(new Error('no tokens stored')) });
+    const reason = new Error('the user left');
+    await expect(client.getUser({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
   });
 });
 
