@@ -3,7 +3,8 @@
 export interface RangeValue {
   min: number;
   max: number;
-  step: number;
+  /** 1 when left out, as LG's own dryer and styler profiles do. */
+  step?: number;
   except?: number[];
 }
 

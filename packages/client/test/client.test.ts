@@ -1,7 +1,16 @@
 /** The client against a real sandbox process: every operation of DESIGN A.5 and the error class. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplianceCloud, ApplianceCloudError, isApplianceCloudError, type WasherStatus } from '@appliance-cloud/client';
 import { startSandbox, type Sandbox } from './sandbox.js';
+
+const run = promisify(execFile);
+const TSC = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
 
 describe('ApplianceCloud against a sandbox process', () => {
   let sandbox: Sandbox;
@@ -23,6 +32,25 @@ describe('ApplianceCloud against a sandbox process', () => {
     expect(Number.isInteger(version)).toBe(true);
     expect(status[0]?.runState?.currentState).toBe('INITIAL');
   });
+
+  it("types what it serves: every device's profile and status type-check as its type's ProfileOf and StatusOf", async () => {
+    const lines = [`import type { ProfileOf, StatusOf } from '${fileURLToPath(new URL('../src/index.js', import.meta.url))}';`];
+    for (const { deviceId, deviceInfo } of await client.listDevices()) {
+      const type = JSON.stringify(deviceInfo.deviceType);
+      lines.push(`export const profile_${lines.length}: ProfileOf<${type}> = ${JSON.stringify(await client.getProfile(deviceId))};`);
+      lines.push(`export const status_${lines.length}: StatusOf<${type}> = ${JSON.stringify(await client.getStatus(deviceId))};`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-client-types-'));
+    try {
+      writeFileSync(join(dir, 'served.ts'), lines.join('\n'));
+      const options = { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [] };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['served.ts'] }));
+      const checked = await run(process.execPath, [TSC, '-p', dir]).catch((error: { stdout: string }) => error);
+      expect('stdout' in checked ? checked.stdout : '').toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('controls a device through a typed handle and answers its status after the command', async () => {
     const fridge = client.device('DEVICE_REFRIGERATOR', sandbox.deviceOf('DEVICE_REFRIGERATOR'));
