@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Deduplicator, verifyWebhook, WebhookVerificationError } from '@appliance-cloud/client';
-import { handleOnce, type ReceiverOptions, type RunningReceiver } from './receiver.js';
+import type { ReceiverOptions, RunningReceiver } from './receiver.js';
 
 export async function startExpressReceiver({ secrets, onMessage, port = 0 }: ReceiverOptions): Promise<RunningReceiver> {
   const seen = new Deduplicator();
@@ -10,7 +10,7 @@ export async function startExpressReceiver({ secrets, onMessage, port = 0 }: Rec
   app.post('/webhooks', express.raw({ type: 'application/json' }), async (request, response) => {
     try {
       const message = await verifyWebhook(request.headers, request.body as Buffer, secrets);
-      await handleOnce(seen, message, onMessage);
+      await seen.once(message.delivery.webhookId, () => onMessage(message));
       response.status(204).end();
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;

@@ -1,7 +1,7 @@
 /** A webhook receiver on Fastify: a JSON parser that hands the route the raw bytes instead of an object. */
 import Fastify from 'fastify';
 import { Deduplicator, verifyWebhook, WebhookVerificationError } from '@appliance-cloud/client';
-import { handleOnce, type ReceiverOptions, type RunningReceiver } from './receiver.js';
+import type { ReceiverOptions, RunningReceiver } from './receiver.js';
 
 export async function startFastifyReceiver({ secrets, onMessage, port = 0 }: ReceiverOptions): Promise<RunningReceiver> {
   const seen = new Deduplicator();
@@ -10,7 +10,7 @@ export async function startFastifyReceiver({ secrets, onMessage, port = 0 }: Rec
   app.post<{ Body: Buffer }>('/webhooks', async (request, reply) => {
     try {
       const message = await verifyWebhook(request.headers, request.body, secrets);
-      await handleOnce(seen, message, onMessage);
+      await seen.once(message.delivery.webhookId, () => onMessage(message));
       return reply.code(204).send();
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;

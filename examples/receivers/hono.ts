@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Deduplicator, verifyWebhook, WebhookVerificationError } from '@appliance-cloud/client';
-import { handleOnce, type ReceiverOptions, type RunningReceiver } from './receiver.js';
+import type { ReceiverOptions, RunningReceiver } from './receiver.js';
 
 export async function startHonoReceiver({ secrets, onMessage, port = 0 }: ReceiverOptions): Promise<RunningReceiver> {
   const seen = new Deduplicator();
@@ -11,7 +11,7 @@ export async function startHonoReceiver({ secrets, onMessage, port = 0 }: Receiv
   app.post('/webhooks', async (c) => {
     try {
       const message = await verifyWebhook(c.req.raw.headers, await c.req.text(), secrets);
-      await handleOnce(seen, message, onMessage);
+      await seen.once(message.delivery.webhookId, () => onMessage(message));
       return c.body(null, 204);
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Deduplicator, verifyWebhook, WebhookVerificationError } from '@appliance-cloud/client';
-import { handleOnce, type ReceiverOptions, type RunningReceiver } from './receiver.js';
+import type { ReceiverOptions, RunningReceiver } from './receiver.js';
 
 export async function startNodeHttpReceiver({ secrets, onMessage, port = 0 }: ReceiverOptions): Promise<RunningReceiver> {
   const seen = new Deduplicator();
@@ -12,7 +12,7 @@ export async function startNodeHttpReceiver({ secrets, onMessage, port = 0 }: Re
     for await (const chunk of request) chunks.push(chunk as Buffer);
     try {
       const message = await verifyWebhook(request.headers, Buffer.concat(chunks), secrets);
-      await handleOnce(seen, message, onMessage);
+      await seen.once(message.delivery.webhookId, () => onMessage(message));
       response.writeHead(204).end();
     } catch (error) {
       // A listener of node:http that throws would end the process: a failed handler answers 500, and the server retries.

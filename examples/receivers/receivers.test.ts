@@ -58,6 +58,26 @@ describe.each(Object.entries(RECEIVERS))('the %s receiver', (_name, start) => {
     expect(received).toHaveLength(1);
   });
 
+  it('acknowledges a repeat that comes while the first delivery is still being handled only with its outcome: a failure is retried, not lost', async () => {
+    const secret = newWebhookSecret();
+    const received: WebhookMessage[] = [];
+    let failFirst: ((error: Error) => void) | undefined;
+    receiver = await start({
+      secrets: [secret],
+      onMessage: (message) => (failFirst ? void received.push(message) : new Promise<void>((_resolve, reject) => (failFirst = reject))),
+    });
+    // The server gave up on a slow attempt (its timeout is 10 s) and sent the message again while the first was still being handled.
+    const first = deliver(receiver.url, secret);
+    while (!failFirst) await new Promise((resolve) => setTimeout(resolve, 10));
+    const repeat = deliver(receiver.url, secret);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    failFirst(new Error('the database is down'));
+    expect((await first).status).toBe(500);
+    expect((await repeat).status).toBe(500);
+    expect((await deliver(receiver.url, secret)).status).toBe(204);
+    expect(received).toHaveLength(1);
+  });
+
   it('refuses with 400 a body that is not the one signed, and a signature of another secret', async () => {
     const secret = newWebhookSecret();
     const received: WebhookMessage[] = [];

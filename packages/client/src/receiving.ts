@@ -8,6 +8,7 @@ import type { WebhookMessage } from './messages.js';
 /** Remembers the webhook ids already handled; in memory, the most recent `capacity` of them. */
 export class Deduplicator {
   readonly #seen = new Set<string>();
+  readonly #handling = new Map<string, Promise<void>>();
 
   constructor(readonly capacity = 10_000) {}
 
@@ -23,6 +24,27 @@ export class Deduplicator {
   /** Forgets an id whose handling failed, so that the server's retry of it is handled rather than dropped as a repeat. */
   forget(webhookId: string): void {
     this.#seen.delete(webhookId);
+  }
+
+  /**
+   * Runs `handle` for the first delivery of an id; a repeat resolves at once if it was handled, and while
+   * it is still being handled (the server's retry after its attempt timed out) shares that outcome, so it
+   * is not acknowledged before the message is handled. A failure is forgotten: the next retry runs again.
+   */
+  once(webhookId: string, handle: () => void | Promise<void>): Promise<void> {
+    const running = this.#handling.get(webhookId);
+    if (running) return running;
+    if (!this.firstTime(webhookId)) return Promise.resolve();
+    const handled = (async () => handle())().then(
+      () => void this.#handling.delete(webhookId),
+      (error: unknown) => {
+        this.#handling.delete(webhookId);
+        this.forget(webhookId);
+        throw error;
+      },
+    );
+    this.#handling.set(webhookId, handled);
+    return handled;
   }
 }
 

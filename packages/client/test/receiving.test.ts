@@ -30,6 +30,22 @@ describe('Deduplicator', () => {
   });
 });
 
+describe('Deduplicator.once', () => {
+  it('handles an id once; a repeat during the handling shares its outcome, and a failure is handled again', async () => {
+    const seen = new Deduplicator();
+    const handled: string[] = [];
+    let fail!: (error: Error) => void;
+    const first = seen.once('a', () => new Promise<void>((_resolve, reject) => (fail = reject)));
+    const repeat = seen.once('a', () => void handled.push('repeat'));
+    fail(new Error('the database is down'));
+    await expect(first).rejects.toThrow('the database is down');
+    await expect(repeat).rejects.toThrow('the database is down');
+    await seen.once('a', () => void handled.push('retry'));
+    await seen.once('a', () => void handled.push('after'));
+    expect(handled).toEqual(['retry']);
+  });
+});
+
 describe('SequenceOrderer', () => {
   it('hands on in order, holds a message that comes before its predecessor, and drops repeats', () => {
     const orderer = new SequenceOrderer();
