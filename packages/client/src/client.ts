@@ -1,4 +1,5 @@
 /** `ApplianceCloud`: a method for every operation of the partner interface (DESIGN A.5). */
+import { ApplianceCloudError } from './errors.js';
 import type { DeviceTypes } from './generated/devices.js';
 import type { paths } from './generated/openapi.js';
 import { baseUrlOf, type Phase, type Region } from './hosts.js';
@@ -110,7 +111,13 @@ export class ApplianceCloud {
   /** `GET /devices/{id}` with the status version of its `ETag`. */
   async getStatusWithVersion<T extends DeviceType = DeviceType>(deviceId: string, options?: CallOptions): Promise<VersionedStatus<StatusOf<T>>> {
     const answer = await call<StatusOf<T>>(this.#settings, { method: 'GET', path: `/devices/${encodeURIComponent(deviceId)}` }, options);
-    return { status: answer.response, version: Number(answer.headers.get('etag')?.replaceAll('"', '')) };
+    // `"7"` as the server sends it; a compressing proxy weakens it to `W/"7"` (nginx) or suffixes it (`"7-gzip"`, Apache).
+    const version = /^(?:W\/)?"(\d+)/.exec(answer.headers.get('etag') ?? '')?.[1];
+    if (version === undefined) {
+      const message = `GET /devices/${deviceId} answered without its ETag version: ${answer.headers.get('etag') ?? 'no ETag'}`;
+      throw new ApplianceCloudError({ code: 'BAD_RESPONSE', message, httpStatus: 200, messageId: answer.messageId });
+    }
+    return { status: answer.response, version: Number(version) };
   }
 
   /**

@@ -1,6 +1,8 @@
 /** The client against a real sandbox process: every operation of DESIGN A.5 and the error class. */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +108,41 @@ describe('ApplianceCloud against a sandbox process', () => {
     await client.disconnectUser();
     const after = await client.listDevices().catch((e: unknown) => e);
     expect(isApplianceCloudError(after, '1202')).toBe(true);
+  });
+});
+
+describe('behind a proxy that compresses: its ETag is weak (W/"<version>"), as nginx makes it', () => {
+  let sandbox: Sandbox;
+  let proxy: Server;
+  let proxyUrl: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host')) as Record<string, string>;
+      const answer = await fetch(new URL(request.url!, sandbox.url), { method: request.method!, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+      const etag = answer.headers.get('etag');
+      response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json', ...(etag ? { etag: `W/${etag}` } : {}) });
+      response.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    proxy?.close();
+    await sandbox?.stop();
+  });
+
+  it("reads the status version from it, the same as the server's own", async () => {
+    const direct = sandbox.client();
+    const behind = sandbox.client({ baseUrl: proxyUrl });
+    await behind.listDevices();
+    const fridge = sandbox.deviceOf('DEVICE_REFRIGERATOR');
+    const { version } = await behind.getStatusWithVersion(fridge);
+    expect(version).toBe((await direct.getStatusWithVersion(fridge)).version);
+    expect(Number.isInteger(version)).toBe(true);
   });
 });
 
