@@ -104,7 +104,8 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
   let response: Response;
   let text: string;
   try {
-    response = await settings.fetch(new URL(request.path, settings.baseUrl), {
+    // Appended, not resolved: a path in the base URL (a gateway's prefix) stays, as in LG's `{base_url}/devices`.
+    response = await settings.fetch(new URL(settings.baseUrl.replace(/\/+$/, '') + request.path), {
       method: request.method,
       headers,
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),

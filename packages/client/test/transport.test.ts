@@ -185,3 +185,26 @@ describe('redirects: the interface never answers 3xx (DESIGN A.3), so one is ref
     expect(error).toMatchObject({ httpStatus: 302 });
   });
 });
+
+describe('a base URL with a path (an API gateway mounting the interface under a prefix)', () => {
+  let gateway: Server;
+  let gatewayUrl: string;
+  const paths: string[] = [];
+
+  beforeAll(async () => {
+    gateway = createServer((request, response) => {
+      paths.push(request.url!);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: 'm', timestamp: 't', response: { userNumber: 'u' } }));
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  });
+  afterAll(() => gateway.close());
+
+  it('keeps the path: the operations are {base_url}/users, … (DESIGN A.1), with or without a trailing slash', async () => {
+    await new ApplianceCloud({ baseUrl: `${gatewayUrl}/thinq`, ...CREDENTIALS }).getUser();
+    await new ApplianceCloud({ baseUrl: `${gatewayUrl}/thinq/`, ...CREDENTIALS }).subscribePush('d');
+    await new ApplianceCloud({ baseUrl: gatewayUrl, ...CREDENTIALS }).getUser();
+    expect(paths).toEqual(['/thinq/users', '/thinq/push/d', '/users']);
+  });
+});
