@@ -101,11 +101,13 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
     ...request.headers,
   };
   if (request.body !== undefined) headers['content-type'] = 'application/json';
+  // Called unbound: a Worker's or a browser's fetch throws Illegal invocation when `this` is another object.
+  const send = settings.fetch;
   let response: Response;
   let text: string;
   try {
     // Appended, not resolved: a path in the base URL (a gateway's prefix) stays, as in LG's `{base_url}/devices`.
-    response = await settings.fetch(new URL(settings.baseUrl.replace(/\/+$/, '') + request.path), {
+    response = await send(new URL(settings.baseUrl.replace(/\/+$/, '') + request.path), {
       method: request.method,
       headers,
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),

@@ -88,6 +88,15 @@ describe('network failures, timeouts and aborts', () => {
     expect(error).toMatchObject({ httpStatus: 502, message: expect.stringContaining('Bad Gateway') });
   });
 
+  it("calls fetch unbound, as Workers' and browsers' fetch requires (called as another object's method it throws Illegal invocation)", async () => {
+    const platformFetch = function (this: unknown, input: Parameters<typeof fetch>[0], init?: RequestInit) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      return fetch(input, init);
+    };
+    const error = await new ApplianceCloud({ baseUrl: proxyUrl, ...CREDENTIALS, fetch: platformFetch }).getUser().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'BAD_RESPONSE', httpStatus: 502 });
+  });
+
   it('retries a read after a network failure, then throws NETWORK', async () => {
     const { counter, fetch } = countingFetch();
     const error = await new ApplianceCloud({ baseUrl: closedUrl, ...CREDENTIALS, fetch }).listDevices().catch((e: unknown) => e);
