@@ -244,7 +244,12 @@ async function post(endpoint: string, client: OAuthClient, params: Record<string
       accept: 'application/json',
     },
     body: new URLSearchParams(params).toString(),
+    // A followed 307 would carry the code, refresh token or device code to wherever it points.
+    redirect: 'manual',
   });
+  if (response.status >= 300 && response.status < 400) {
+    throw new OAuthError('invalid_response', response.status, `${endpoint} redirected to ${response.headers.get('location') ?? 'nowhere'}: the grant was not sent there`);
+  }
   const text = await response.text();
   let answer: Record<string, unknown> = {};
   try {

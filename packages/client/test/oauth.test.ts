@@ -120,6 +120,24 @@ describe('refreshingTokenProvider on the wire', () => {
   });
 });
 
+describe('a token endpoint that redirects', () => {
+  it('is refused: the refresh token is not sent on to where it points', async () => {
+    const elsewhere = await scriptedEndpoint([{ status: 200, body: { access_token: 'at_2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_2' } }]);
+    // A 307 keeps the method and the body; fetch strips only the Authorization header on the way to another origin.
+    const redirecting = createServer((_request, response) => response.writeHead(307, { location: `${elsewhere.url.replace('127.0.0.1', 'localhost')}/oauth/token` }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const tokenEndpoint = `http://127.0.0.1:${(redirecting.address() as { port: number }).port}/oauth/token`;
+      const refreshed = oauth.refreshTokens({ ...metadata, token_endpoint: tokenEndpoint }, { clientId: 'svc_1', clientSecret: 'key' }, 'rt_1');
+      await expect(refreshed).rejects.toMatchObject({ name: 'OAuthError', httpStatus: 307 });
+      expect(elsewhere.forms).toEqual([]);
+    } finally {
+      redirecting.close();
+      elsewhere.close();
+    }
+  });
+});
+
 describe('code exchange and device flow on the wire', () => {
   const client = { clientId: 'svc_1', clientSecret: 'key' };
 
