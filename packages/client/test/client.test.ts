@@ -35,6 +35,12 @@ describe('ApplianceCloud against a sandbox process', () => {
     expect(status[0]?.runState?.currentState).toBe('INITIAL');
   });
 
+  it('types a listed device by its device type, so that client.device takes it as it is (no cast)', async () => {
+    const [first] = await client.listDevices();
+    const handle = client.device(first!.deviceInfo.deviceType, first!.deviceId);
+    expect(await handle.status()).toEqual(await client.getStatus(first!.deviceId));
+  });
+
   it("types what it serves: every device's profile and status type-check as its type's ProfileOf and StatusOf", async () => {
     const lines = [`import type { ProfileOf, StatusOf } from '${fileURLToPath(new URL('../src/index.js', import.meta.url))}';`];
     for (const { deviceId, deviceInfo } of await client.listDevices()) {

@@ -1,5 +1,6 @@
 /** Request and response schemas of the partner interface (DESIGN A.5), declared once for validation and OpenAPI. */
 import { Type } from 'typebox';
+import { DEVICE_TYPES } from '../../catalog/index.js';
 import type { ErrorCode } from '../../errors.js';
 
 /**
@@ -35,7 +36,7 @@ export const DeviceIdParams = Type.Object({
 export const DeviceListItem = Type.Object({
   deviceId: Type.String(),
   deviceInfo: Type.Object({
-    deviceType: Type.String({ examples: ['DEVICE_WASHER'] }),
+    deviceType: Type.String({ enum: [...DEVICE_TYPES], examples: ['DEVICE_WASHER'] }),
     modelName: Type.String(),
     alias: Type.String(),
     reportable: Type.Boolean({ description: 'This service holds an unexpired event subscription for the device.' }),

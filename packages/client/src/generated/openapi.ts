@@ -7017,8 +7017,11 @@ export interface operations {
                         response: {
                             deviceId: string;
                             deviceInfo: {
-                                /** @example DEVICE_WASHER */
-                                deviceType: string;
+                                /**
+                                 * @example DEVICE_WASHER
+                                 * @enum {string}
+                                 */
+                                deviceType: "DEVICE_REFRIGERATOR" | "DEVICE_WASHER" | "DEVICE_DRYER" | "DEVICE_AIR_CONDITIONER" | "DEVICE_AIR_PURIFIER" | "DEVICE_ROBOT_CLEANER" | "DEVICE_OVEN" | "DEVICE_DISH_WASHER" | "DEVICE_STYLER" | "DEVICE_WATER_PURIFIER" | "DEVICE_DEHUMIDIFIER" | "DEVICE_CEILING_FAN" | "DEVICE_WASHTOWER_WASHER" | "DEVICE_WASHTOWER_DRYER";
                                 modelName: string;
                                 alias: string;
                                 /** @description This service holds an unexpired event subscription for the device. */
