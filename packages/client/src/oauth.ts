@@ -205,7 +205,9 @@ export function refreshingTokenProvider(options: {
     if (!tokens) throw new OAuthError('invalid_grant', 0, 'no tokens stored: link the account first');
     if (tokens.expiresAt === null || tokens.expiresAt - skewMs > now()) return tokens.accessToken;
     if (!tokens.refreshToken) throw new OAuthError('invalid_grant', 0, 'the access token expired and there is no refresh token');
-    const fresh = await refreshTokens(options.metadata, options.client, tokens.refreshToken);
+    const answered = await refreshTokens(options.metadata, options.client, tokens.refreshToken);
+    // A server that does not rotate refresh tokens answers none (RFC 6749 §6): the one sent stays good.
+    const fresh = answered.refreshToken ? answered : { ...answered, refreshToken: tokens.refreshToken };
     await options.store.save(fresh);
     return fresh.accessToken;
   };

@@ -118,6 +118,22 @@ describe('refreshingTokenProvider on the wire', () => {
       endpoint.close();
     }
   });
+
+  it('keeps the refresh token it has when a refresh answers none (RFC 6749 §6: the server may not rotate it)', async () => {
+    const endpoint = await scriptedEndpoint([{ status: 200, body: { access_token: 'at_2', token_type: 'Bearer', expires_in: 1 } }]);
+    let stored: oauth.TokenSet = { accessToken: 'at_1', tokenType: 'Bearer', expiresAt: Date.now() - 1000, refreshToken: 'rt_1' };
+    const store: oauth.TokenStore = { load: async () => stored, save: async (tokens) => void (stored = tokens) };
+    try {
+      const provider = oauth.refreshingTokenProvider({ metadata: { ...metadata, token_endpoint: `${endpoint.url}/oauth/token` }, client: { clientId: 'svc', clientSecret: 'key' }, store });
+      expect(await provider()).toBe('at_2');
+      expect(stored).toMatchObject({ accessToken: 'at_2', refreshToken: 'rt_1' });
+      // The next refresh still has a token to send.
+      expect(await provider()).toBe('at_2');
+      expect(endpoint.forms).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt_1' }, { grant_type: 'refresh_token', refresh_token: 'rt_1' }]);
+    } finally {
+      endpoint.close();
+    }
+  });
 });
 
 describe('a token endpoint that redirects', () => {
