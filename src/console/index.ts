@@ -46,6 +46,13 @@ function parseForm(text: string): Form {
   return form;
 }
 
+/** A query as the pages read it: a repeated parameter (?after=a&after=b) is its first value, as a repeated form field is. */
+function firstValues(query: unknown): Record<string, string> {
+  const first: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(query as Record<string, string | string[]>)) first[name] = Array.isArray(value) ? value[0]! : value;
+  return first;
+}
+
 /** Where to go after signing in: a console page, never another site. */
 function safeNext(next: string | undefined): string {
   return next !== undefined && /^\/console(?:[/?]|$)/.test(next) && !next.startsWith('//') ? next : '/console';
@@ -101,6 +108,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
       }
       // PostgreSQL text cannot hold U+0000: refused before any lookup, on both stores alike, as the admin API does.
       if (request.url.includes('%00')) throw fail('1000', 'The path or query holds %00 (the character U+0000), which no id or value may contain.');
+      request.query = firstValues(request.query);
       const session = decodeSession(keys.session, readCookie(request, SESSION_COOKIE), ctx.clock.now());
       if (session) sessions.set(request, session);
       if (session?.operator || PUBLIC.test(request.url)) return;

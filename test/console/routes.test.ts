@@ -303,6 +303,22 @@ describe('what the pages show', () => {
     expect((await visitor.get('/console/users')).body).toContain(world.userNumber);
   });
 
+  it('reads a repeated query parameter as its first value, as a repeated form field, on every page that takes one', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER', 'DEVICE_STYLER'] });
+    const ids = world.devices.map((d) => d.deviceId).sort();
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    await t.ctx.devices.rename(ids[0]!, 'Renamed');
+    const visitor = await signIn(t.app);
+    const devices = await visitor.get(`/console/devices?after=${ids[0]}&after=${ids[2]}`);
+    expect(devices.statusCode).toBe(200);
+    expect(devices.body).not.toContain(`>${ids[0]}<`);
+    expect(devices.body).toContain(`>${ids[1]}<`);
+    const users = await visitor.get(`/console/users?after=&after=${world.userNumber}`);
+    expect([users.statusCode, users.body]).toEqual([200, expect.stringContaining(world.userNumber)]);
+    const log = await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${ids[0]}&deviceId=${ids[1]}`);
+    expect([log.statusCode, log.body]).toEqual([200, expect.stringContaining('1 message, newest first.')]);
+  });
+
   it("answers a service's endpoint health", async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const answer = await callAdmin(t.app, 'GET', `/admin/services/${world.serviceId}/endpoint`);
