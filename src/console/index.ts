@@ -53,9 +53,12 @@ function firstValues(query: unknown): Record<string, string> {
   return first;
 }
 
-/** Where to go after signing in: a console page, never another site. */
+/**
+ * Where to go after signing in: a console page, never another site. Only visible ASCII, as a browser
+ * sends a URL: a line break or a character outside Latin-1 cannot be a Location header, and failed as a 500.
+ */
 function safeNext(next: string | undefined): string {
-  return next !== undefined && /^\/console(?:[/?]|$)/.test(next) && !next.startsWith('//') ? next : '/console';
+  return next !== undefined && /^\/console(?:[/?][\x21-\x7e]*)?$/.test(next) ? next : '/console';
 }
 
 function signInForm(viewer: Viewer, next: string, problem: string | null): string {

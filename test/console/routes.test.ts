@@ -79,6 +79,16 @@ describe('signing in', () => {
     expect(answer.headers.location).toBe('/console');
   });
 
+  it('goes to the overview, not to a fault, when where it was going could not be sent as a Location', async () => {
+    for (const next of ['/console/devices\r\nSet-Cookie: x=y', '/console/devices/日本']) {
+      const visitor = await visit(t.app);
+      const answer = await visitor.post('/console/sign-in', { token: 'test-admin-token', next });
+      expect([answer.statusCode, answer.headers.location]).toEqual([303, '/console']);
+      const again = await visitor.get(`/console/sign-in?next=${encodeURIComponent(next)}`);
+      expect([again.statusCode, again.headers.location]).toEqual([303, '/console']);
+    }
+  });
+
   it('refuses a sign-in form without the CSRF token of its session', async () => {
     const visitor = await visit(t.app);
     const other = await visit(t.app);
