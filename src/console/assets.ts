@@ -116,16 +116,29 @@ function followStatus(live) {
 }
 for (const live of document.querySelectorAll('[data-live]')) {
   let source = null;
+  let retryMs = 5000;
   const connect = () => {
-    source = new EventSource(live.dataset.live);
-    source.addEventListener('status', (event) => {
+    const current = new EventSource(live.dataset.live);
+    source = current;
+    current.addEventListener('status', (event) => {
       live.innerHTML = JSON.parse(event.data).html;
       live.classList.remove('stale');
       followStatus(live);
     });
     // The stream broke (the server went away, the session ended): the values shown may be old.
-    source.addEventListener('error', () => live.classList.add('stale'));
-    source.addEventListener('open', () => live.classList.remove('stale'));
+    current.addEventListener('error', () => {
+      live.classList.add('stale');
+      // EventSource gives up for good on an answer that is no stream (a proxy's 502 while the console restarts): open it
+      // again, less often while it stays so (a device since deleted, a session that ended).
+      if (current.readyState === EventSource.CLOSED) {
+        setTimeout(() => { if (source === current && !document.hidden) connect(); }, retryMs);
+        retryMs = Math.min(retryMs * 2, 60000);
+      }
+    });
+    current.addEventListener('open', () => {
+      live.classList.remove('stale');
+      retryMs = 5000;
+    });
   };
   // A browser opens six HTTP/1.1 connections to a server and each stream holds one: six device tabs would
   // leave none for another page. A tab in the background lets its stream go and takes it up when shown.

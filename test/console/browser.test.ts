@@ -279,6 +279,23 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     await shoot('device-phone');
   });
 
+  it("takes its live stream up again after an answer that was no stream (a proxy's 502 while the console restarts)", async () => {
+    await page.setViewportSize({ width: 1100, height: 800 });
+    const stream = `**/console/devices/${fridge}/events`;
+    let answered = 0;
+    await page.route(stream, async (route) => {
+      if (answered++ === 0) await route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' });
+      else await route.continue();
+    });
+    await page.goto(`${server.url}/console/devices/${fridge}`);
+    await page.locator('#live.stale').waitFor();
+    await page.locator('#live:not(.stale)').waitFor({ timeout: 15_000 });
+    await admin('POST', `/admin/devices/${fridge}/sim`, { action: 'open-door' });
+    await until('the door open on the page', async () => ((await page.locator('td[data-path$="doorState"]').first().textContent()) === 'OPEN' ? true : undefined));
+    await admin('POST', `/admin/devices/${fridge}/sim`, { action: 'close-door' });
+    await page.unroute(stream);
+  });
+
   it('marks a live view whose stream broke, says so when its session has ended, and keeps the focus on the button', async () => {
     await page.setViewportSize({ width: 1100, height: 800 });
     // The page's stream of status events cannot connect: what it shows may be out of date.
