@@ -9,6 +9,8 @@ export interface ConsoleDeps {
   ctx: ContextWithSimulator;
   /** The signed-in operator of a request (the hook in index.ts let it through). */
   viewer(request: FastifyRequest): Viewer;
+  /** When the request's session ends (epoch ms): an event stream it opened ends then too. */
+  sessionEndsAt(request: FastifyRequest): number;
   watch: DeviceWatch;
   /** Enders of the open event streams, called when the server closes. */
   streams: Set<() => void>;

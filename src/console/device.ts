@@ -129,9 +129,12 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     };
     const unwatch = deps.watch.watch(device.deviceId, send);
     const heartbeat = setInterval(() => stream.write(': alive\n\n'), HEARTBEAT_MS);
+    // The session was checked once, when the stream opened: it must not outlive it (the page then asks again, and is sent to sign in).
+    const sessionEnd = setTimeout(() => end(), Math.max(0, deps.sessionEndsAt(request) - ctx.clock.now()));
     const streams = deps.streams;
     const end = () => {
       clearInterval(heartbeat);
+      clearTimeout(sessionEnd);
       unwatch();
       streams.delete(end);
       if (!stream.writableEnded) stream.end();

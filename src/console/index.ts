@@ -178,7 +178,13 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
       return reply.redirect('/console/sign-in', 303);
     });
 
-    const deps: ConsoleDeps = { ctx, viewer: (request) => viewerOf(sessions.get(request)!), watch, streams };
+    const deps: ConsoleDeps = {
+      ctx,
+      viewer: (request) => viewerOf(sessions.get(request)!),
+      sessionEndsAt: (request) => sessions.get(request)!.expiresAt,
+      watch,
+      streams,
+    };
     overviewRoutes(web, deps);
     serviceRoutes(web, deps);
     messageRoutes(web, deps);

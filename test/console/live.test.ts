@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_TTL_MS } from '../../src/console/session.js';
 import { callAdmin, createWorld, testApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, isPostgresUrl, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
 import { signIn } from './session.js';
@@ -110,5 +111,32 @@ describe('a live device page on another node', () => {
     const address = b.app.server.address() as { port: number };
     const answer = await fetch(`http://127.0.0.1:${address.port}/console/devices/x/events`, { redirect: 'manual' });
     expect(answer.status).toBe(303);
+  });
+});
+
+describe("a live device page's session", () => {
+  it('ends the event stream when the session that opened it ends', async () => {
+    let offset = 0;
+    const t = await testApp({ clock: { now: () => Date.now() + offset } });
+    try {
+      const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+      // Signed in almost a working day ago: the session has a second and a half left.
+      offset = -(SESSION_TTL_MS - 1500);
+      const visitor = await signIn(t.app);
+      offset = 0;
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const address = t.app.server.address() as { port: number };
+      const stream = await fetch(`http://127.0.0.1:${address.port}/console/devices/${world.devices[0]!.deviceId}/events`, { headers: { cookie: visitor.cookie } });
+      expect(stream.status).toBe(200);
+      const reader = stream.body!.getReader();
+      const ended = (async () => {
+        for (;;) if ((await reader.read()).done) return 'ended';
+      })();
+      const late = new Promise((resolve) => setTimeout(() => resolve('still open'), 5000));
+      expect(await Promise.race([ended, late])).toBe('ended');
+      await reader.cancel();
+    } finally {
+      await t.close();
+    }
   });
 });
