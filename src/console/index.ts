@@ -90,6 +90,8 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
     web.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true };
     });
+    // Forms only: a JSON body's values would reach the actions as numbers or objects where they read text.
+    web.removeAllContentTypeParsers();
     web.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, parseForm(String(body)));
     });

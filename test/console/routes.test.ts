@@ -160,6 +160,19 @@ describe('forms', () => {
     expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(false);
   });
 
+  it('takes forms only: a JSON body is refused (415) before it reaches an action, and changes nothing', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: `/console/services/${world.serviceId}/redirect-uris`,
+      headers: { cookie: visitor.cookie, 'content-type': 'application/json' },
+      payload: JSON.stringify({ _csrf: [visitor.csrf], redirectUris: [5] }),
+    });
+    expect([answer.statusCode, answer.headers['content-type']]).toEqual([415, 'text/html; charset=utf-8']);
+    expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual([]);
+  });
+
   it("sets where a service's messages go, clears the event URL with an empty field, and shows a refused URL with its code", async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const visitor = await signIn(t.app);
