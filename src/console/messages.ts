@@ -18,8 +18,8 @@ const EXCERPT = 300;
 /** Messages a page shows, and how many more "older" adds. */
 const PAGE = 50;
 
-/** The log's query with the same filters and a larger limit. */
-function moreQuery(status: string | undefined, deviceId: string | undefined, limit: number): string {
+/** The log's query: its filters and how many messages it shows. */
+function logQuery(status: string | undefined, deviceId: string | undefined, limit: number): string {
   return new URLSearchParams({ ...(status ? { status } : {}), ...(deviceId ? { deviceId } : {}), limit: String(limit) }).toString();
 }
 
@@ -41,7 +41,8 @@ function signedHeaders(service: Service, entry: MessageWithAttempts, now: number
   };
 }
 
-function messageItem(viewer: Viewer, service: Service, entry: MessageWithAttempts, now: number): Html {
+/** `view` is the log's query, which the page a resend answers with keeps. */
+function messageItem(viewer: Viewer, service: Service, entry: MessageWithAttempts, now: number, view: string): Html {
   const { message, attempts } = entry;
   const headers = Object.entries(signedHeaders(service, entry, now)).map(([name, value]) => `${name}: ${value}`).join('\n');
   const attemptRows = attempts.map((a) => html`<tr><td>${a.attempt}</td><td>${when(a.startedAt)}</td>
@@ -55,7 +56,7 @@ function messageItem(viewer: Viewer, service: Service, entry: MessageWithAttempt
 <h4>Headers <span class="muted">(of the last attempt, signed with the secrets valid then)</span></h4><pre>${headers}</pre>
 <h4>Attempts</h4>
 ${attempts.length ? html`<div class="scroll"><table><thead><tr><th>#</th><th>time</th><th>code</th><th>latency</th><th>response excerpt</th></tr></thead><tbody>${attemptRows}</tbody></table></div>` : html`<p class="muted">None yet.</p>`}
-<form method="post" action="/console/messages/${encodeURIComponent(message.messageId)}/resend">${csrf(viewer)}
+<form method="post" action="/console/messages/${encodeURIComponent(message.messageId)}/resend?${view}">${csrf(viewer)}
 <input type="hidden" name="serviceId" value="${service.serviceId}"><button type="submit">Resend</button></form>
 </details>`;
 }
@@ -74,6 +75,7 @@ async function logPage(deps: ConsoleDeps, viewer: Viewer, serviceId: string, que
   const now = clock.now();
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
   const hourAgo = new Date(now - 3_600_000).toISOString().slice(0, 16);
+  const view = logQuery(status, deviceId, limit);
   const body = html`<p><a href="/console/services">Services</a> · <code>${service.serviceId}</code> · push <code>${service.callbackUrl ?? '—'}</code></p>
 ${outcomeBox(outcome)}
 <div class="grid2">
@@ -81,13 +83,13 @@ ${outcomeBox(outcome)}
 <label for="f-status">status</label><select id="f-status" name="status"><option value="">any</option>${STATUSES.map((s) => html`<option${s === status ? html` selected` : ''}>${s}</option>`)}</select>
 <label for="f-device">device</label><input id="f-device" name="deviceId" value="${deviceId ?? ''}" size="14">
 <button class="secondary" type="submit">Filter</button></form>
-<form method="post" action="${base}/recover" class="row">${csrf(viewer)}
+<form method="post" action="${base}/recover?${view}" class="row">${csrf(viewer)}
 <label for="since">recover failed since (UTC)</label><input id="since" name="since" type="datetime-local" value="${hourAgo}">
 <button type="submit">Recover</button></form>
 </div>
 <p class="muted">${messages.length} message${messages.length === 1 ? '' : 's'}, newest first.</p>
-${messages.map((m) => messageItem(viewer, service, m, now))}
-${messages.length === limit && limit < MAX_LIMIT ? html`<p><a class="button" href="${base}/messages?${moreQuery(status, deviceId, Math.min(limit + PAGE, MAX_LIMIT))}">Show ${PAGE} older</a></p>` : ''}`;
+${messages.map((m) => messageItem(viewer, service, m, now, view))}
+${messages.length === limit && limit < MAX_LIMIT ? html`<p><a class="button" href="${base}/messages?${logQuery(status, deviceId, Math.min(limit + PAGE, MAX_LIMIT))}">Show ${PAGE} older</a></p>` : ''}`;
   return consolePage(viewer, 'services', `Delivery log · ${service.name}`, body);
 }
 
@@ -99,21 +101,22 @@ export function messageRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return logPage(deps, deps.viewer(request), request.params.serviceId, request.query, null);
   });
 
-  app.post<{ Params: { messageId: string } }>('/messages/:messageId/resend', async (request, reply) => {
+  // A resend or a recovery answers with the log as it was filtered: the form's action carries its query.
+  app.post<{ Params: { messageId: string }; Querystring: LogQuery }>('/messages/:messageId/resend', async (request, reply) => {
     const serviceId = field(request.body, 'serviceId') ?? '';
     const outcome = await outcomeOf(async () => {
       await accounts.resendMessage(request.params.messageId);
       return `Message ${request.params.messageId} is due again, with the same webhook-id.`;
     });
-    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, {}, outcome), outcome);
+    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, request.query, outcome), outcome);
   });
 
-  app.post<{ Params: { serviceId: string } }>('/services/:serviceId/recover', async (request, reply) => {
+  app.post<{ Params: { serviceId: string }; Querystring: LogQuery }>('/services/:serviceId/recover', async (request, reply) => {
     const { serviceId } = request.params;
     const outcome = await outcomeOf(async () => {
       const resent = await accounts.recoverFailed(serviceId, parseSince(field(request.body, 'since') ?? ''));
       return `${resent} failed message${resent === 1 ? ' is' : 's are'} due again.`;
     });
-    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, {}, outcome), outcome);
+    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, request.query, outcome), outcome);
   });
 }

@@ -270,6 +270,24 @@ describe('the delivery log', () => {
     expect(refused.body).toContain('Refused 1102');
   });
 
+  it('keeps the log as filtered after a resend or a recovery from it', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
+    const [washer, dryer] = world.devices.map((d) => d.deviceId);
+    expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+    await t.ctx.devices.rename(washer!, 'Laundry');
+    await t.ctx.devices.rename(dryer!, 'Dryer');
+    const visitor = await signIn(t.app);
+    const log = (await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${dryer}`)).body;
+    expect(log).toContain('1 message, newest first.');
+    const action = (form: string) => new RegExp(`<form method="post" action="([^"]*/${form}[^"]*)"`).exec(log)![1]!.replaceAll('&amp;', '&');
+    for (const [url, form] of [[action('resend'), {}], [action('recover'), { since: '2020-01-01T00:00' }]] as const) {
+      const answer = await visitor.post(url, { serviceId: world.serviceId, ...form });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.body).toContain('1 message, newest first.');
+      expect(answer.body).toContain(`name="deviceId" value="${dryer}"`);
+    }
+  });
+
   it('shows 50 messages, and a link to 50 older with the same filters while there are more', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
     const washer = world.devices[0]!.deviceId;
