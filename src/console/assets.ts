@@ -30,6 +30,7 @@ form.control { display: grid; grid-template-columns: minmax(10rem, 1fr) minmax(8
 form.control label { margin: 0; font-weight: 500; overflow-wrap: anywhere; }
 td form.urls { display: grid; grid-template-columns: auto minmax(10rem, 1fr); gap: .35rem .5rem; align-items: center; }
 form.urls label { margin: 0; }
+label.check { display: inline-flex; gap: .3rem; align-items: center; margin: 0; font-weight: normal; }
 form.urls button { grid-column: 1 / -1; justify-self: start; }
 form.control output { font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) { form.control { grid-template-columns: 1fr auto; } form.control label { grid-column: 1 / -1; } }

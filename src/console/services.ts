@@ -1,6 +1,6 @@
 /**
  * Calling services (DESIGN H): allowed types, callback URLs (set here too), endpoint health, enable or disable,
- * rotate the webhook secret — through Accounts, as PATCH /admin/services/{id} and
+ * rotate the webhook secret (retiring the previous one at once, if asked) — through Accounts, as PATCH /admin/services/{id} and
  * POST /admin/services/{id}/rotate-secret do.
  */
 import type { FastifyInstance } from 'fastify';
@@ -39,7 +39,8 @@ function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string): Html {
 ${redirectUrisForm(viewer, base, uris)}</td>
 <td>${healthBadge(entry)}</td>
 <td><div class="actions">${toggle}
-<form method="post" action="${base}/rotate-secret">${csrf(viewer)}<button class="secondary" type="submit">Rotate secret</button></form>
+<form method="post" action="${base}/rotate-secret">${csrf(viewer)}<button class="secondary" type="submit">Rotate secret</button>
+<label class="check"><input type="checkbox" name="expirePreviousNow" value="true"> retire the previous one now</label></form>
 <a class="button" href="${base}/messages">Delivery log</a></div></td>
 </tr>`;
 }
@@ -81,9 +82,11 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 
   app.post<Params>('/services/:serviceId/rotate-secret', async (request, reply) => {
+    // DESIGN J: a leaked secret is retired at once, as with the admin API's expirePreviousNow.
+    const expirePreviousNow = field(request.body, 'expirePreviousNow') === 'true';
     const outcome = await outcomeOf(async () => {
-      const secret = await accounts.rotateSecret(request.params.serviceId);
-      return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — the previous one signs for 24 h more.`;
+      const secret = await accounts.rotateSecret(request.params.serviceId, { expirePreviousNow });
+      return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — ${expirePreviousNow ? 'the previous one no longer signs.' : 'the previous one signs for 24 h more.'}`;
     });
     reply.header('cache-control', 'no-store');
     return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);

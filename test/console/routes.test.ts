@@ -185,6 +185,24 @@ describe('forms', () => {
     expect((await t.ctx.accounts.getService(world.serviceId)).callbackUrl).toBe('http://127.0.0.1:9000/hooks');
   });
 
+  it('rotates the webhook secret, the previous one signing 24 h more or, for a leaked one, retired at once (DESIGN J)', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    expect((await visitor.get('/console/services')).body).toContain('name="expirePreviousNow"');
+    const first = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets[0]!.secret;
+    const kept = await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, {});
+    expect(kept.body).toContain('the previous one signs for 24 h more');
+    const second = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets.map((s) => s.secret);
+    expect(second).toHaveLength(2);
+    expect(second[1]).toBe(first);
+    const retired = await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, { expirePreviousNow: 'true' });
+    expect(retired.statusCode).toBe(200);
+    expect(retired.body).toContain('the previous one no longer signs');
+    const third = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets.map((s) => s.secret);
+    expect(third).toHaveLength(1);
+    expect(retired.body).toContain(third[0]);
+  });
+
   it("sets a service's OAuth redirect URIs, as the admin API shows them, and shows a refused one with its code", async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const visitor = await signIn(t.app);
