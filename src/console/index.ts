@@ -93,7 +93,11 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
     // Forms only: a JSON body's values would reach the actions as numbers or objects where they read text.
     web.removeAllContentTypeParsers();
     web.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
-      done(null, parseForm(String(body)));
+      const form = parseForm(String(body));
+      // As %00 in the URL below: refused before any action, as JSON is (json.ts), so that both stores answer alike.
+      if (Object.values(form).some((values) => values.some((value) => value.includes('\0')))) {
+        done(fail('1000', 'The form holds the character U+0000, which no id, name or value may contain.'), undefined);
+      } else done(null, form);
     });
 
     web.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {

@@ -173,6 +173,14 @@ describe('forms', () => {
     expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual([]);
   });
 
+  it('refuses a form holding U+0000 (1000) before any action, on both stores alike, as it refuses %00 in the URL', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    const answer = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: 'https://partner.example/a\u0000b' });
+    expect([answer.statusCode, answer.body]).toEqual([400, expect.stringContaining('<strong>1000</strong>')]);
+    expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual([]);
+  });
+
   it("sets where a service's messages go, clears the event URL with an empty field, and shows a refused URL with its code", async () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const visitor = await signIn(t.app);
