@@ -33,12 +33,13 @@ interface LogQuery {
 function signedHeaders(service: Service, entry: MessageWithAttempts, now: number): Record<string, string> {
   const at = entry.attempts.at(-1)?.startedAt ?? now;
   const secrets = service.webhookSecrets.filter((s) => s.createdAt <= at && (s.expiresAt === null || s.expiresAt > at)).map((s) => s.secret);
-  const signing = secrets.length ? secrets : service.webhookSecrets.slice(0, 1).map((s) => s.secret);
   const { message } = entry;
-  return {
-    ...signatureHeaders({ messageId: message.messageId, timestamp: Math.floor(at / 1000), body: message.body, secrets: signing }),
-    'webhook-sequence': String(message.sequence),
-  };
+  const timestamp = Math.floor(at / 1000);
+  // A rotation drops the secret before the previous one: a signature by a later secret would be one never sent.
+  const signed = secrets.length
+    ? signatureHeaders({ messageId: message.messageId, timestamp, body: message.body, secrets })
+    : { 'webhook-id': message.messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': '— (signed with a secret rotated out since)' };
+  return { ...signed, 'webhook-sequence': String(message.sequence) };
 }
 
 /** `view` is the log's query, which the page a resend answers with keeps. */

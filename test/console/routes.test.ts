@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
+import { deliveryHeaders } from '../../src/delivery/attempt.js';
+import { signatureHeaders } from '../../src/delivery/sign.js';
 import { systemClock } from '../../src/ids.js';
 import { timerScheduler } from '../../src/sim/scheduler.js';
 import { ADMIN_TOKEN, callAdmin, createWorld, testApp, testStore, type TestApp } from '../helpers/app.js';
@@ -311,6 +313,37 @@ describe('the delivery log', () => {
       expect(answer.statusCode).toBe(200);
       expect(answer.body).toContain('1 message, newest first.');
       expect(answer.body).toContain(`name="deviceId" value="${dryer}"`);
+    }
+  });
+
+  it('shows the signature an attempt was sent with, and never one it was not: not after its secret was rotated out', async () => {
+    let offset = 0;
+    const timed = await testApp({ clock: { now: () => Date.now() + offset } });
+    try {
+      const world = await createWorld(timed.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+      await timed.ctx.accounts.updateService(world.serviceId, { callbackUrl: 'http://127.0.0.1:9/hooks' });
+      expect((await timed.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
+      await timed.ctx.devices.rename(world.devices[0]!.deviceId, 'Laundry');
+      const now = timed.ctx.clock.now();
+      const [claimed] = await timed.ctx.store.claimDeliveries({ owner: 'test', now, leaseMs: 10_000, limit: 10, perEndpointLimit: 10, inFlight: {} });
+      const sent = deliveryHeaders(claimed!, now)['webhook-signature'];
+      const outcome = { messageId: claimed!.message.messageId, fencingToken: claimed!.fencingToken, startedAt: now, durationMs: 3, responseStatus: 500, responseBody: 'down', error: null };
+      await timed.ctx.store.recordAttempts([{ ...outcome, verdict: { kind: 'retry', nextAttemptAt: now + 60_000 } }], now, 86_400_000);
+      const visitor = await signIn(timed.app);
+      const log = `/console/services/${world.serviceId}/messages`;
+      expect((await visitor.get(log)).body).toContain(`webhook-signature: ${sent}`);
+      // Two rotations later the secret it was signed with is gone (DESIGN J keeps the current and one previous).
+      for (let i = 0; i < 2; i++) {
+        offset += 1000;
+        await timed.ctx.accounts.rotateSecret(world.serviceId);
+      }
+      const current = (await timed.ctx.accounts.getService(world.serviceId)).webhookSecrets[0]!.secret;
+      const unsent = signatureHeaders({ messageId: claimed!.message.messageId, timestamp: Math.floor(now / 1000), body: claimed!.message.body, secrets: [current] })['webhook-signature'];
+      const page = (await visitor.get(log)).body;
+      expect(page).not.toContain(unsent);
+      expect(page).toContain('webhook-signature: — (signed with a secret rotated out since)');
+    } finally {
+      await timed.close();
     }
   });
 
