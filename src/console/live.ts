@@ -20,6 +20,8 @@ interface Watched {
   listeners: Set<Listener>;
   last: LiveState | null;
   timer: NodeJS.Timeout;
+  /** A read is under way. */
+  reading: boolean;
 }
 
 export class DeviceWatch {
@@ -37,7 +39,7 @@ export class DeviceWatch {
     if (!watched) {
       const timer = setInterval(() => void this.#poll(deviceId), this.intervalMs);
       timer.unref();
-      watched = { listeners: new Set(), last: null, timer };
+      watched = { listeners: new Set(), last: null, timer, reading: false };
       this.#devices.set(deviceId, watched);
     }
     watched.listeners.add(listener);
@@ -60,15 +62,20 @@ export class DeviceWatch {
   }
 
   async #poll(deviceId: string): Promise<void> {
+    const watched = this.#devices.get(deviceId);
+    // One read at a time: a slow store is not read again meanwhile, and an older answer cannot follow a newer one.
+    if (!watched || watched.reading) return;
+    watched.reading = true;
     let state: LiveState | undefined;
     try {
       state = await this.store.getDeviceStatusJson(deviceId);
     } catch (error) {
       this.onError(error);
       return;
+    } finally {
+      watched.reading = false;
     }
-    const watched = this.#devices.get(deviceId);
-    if (!state || !watched) return;
+    if (!state || this.#devices.get(deviceId) !== watched) return;
     const { last } = watched;
     if (last && last.version === state.version && last.online === state.online) return;
     watched.last = state;

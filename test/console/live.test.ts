@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeviceWatch, type LiveState } from '../../src/console/live.js';
 import { SESSION_TTL_MS } from '../../src/console/session.js';
 import { callAdmin, createWorld, testApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, isPostgresUrl, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
@@ -138,5 +139,34 @@ describe("a live device page's session", () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('watching a device', () => {
+  it('reads it once at a time: a slow store is not read again meanwhile, and an older status never follows a newer one', async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let version = 0;
+    let inFlight = 0;
+    let most = 0;
+    const store = {
+      async getDeviceStatusJson(): Promise<LiveState> {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        const read = ++version;
+        // The first read is slow (a busy database), the next ones fast.
+        await sleep(read === 1 ? 150 : 5);
+        inFlight -= 1;
+        return { version: read, online: true, statusJson: '{}' };
+      },
+    };
+    const watch = new DeviceWatch(store, 20);
+    const seen: number[] = [];
+    const unwatch = watch.watch('device', (state) => seen.push(state.version));
+    await sleep(300);
+    unwatch();
+    watch.close();
+    expect(most).toBe(1);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 });
