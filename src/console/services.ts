@@ -10,11 +10,17 @@ import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
 import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
 import { healthBadge } from './overview.js';
 
+/** A service's callback URLs, as stored or as typed. */
+interface CallbackUrls {
+  callbackUrl: string | null;
+  eventCallbackUrl: string | null;
+}
+
 /** Where the service's messages go (DESIGN C): shown, and set from a form; an empty field clears it. */
-function callbackForm(viewer: Viewer, base: string, service: { callbackUrl: string | null; eventCallbackUrl: string | null }): Html {
+function callbackForm(viewer: Viewer, base: string, urls: CallbackUrls): Html {
   return html`<form class="urls" method="post" action="${base}/callback-urls">${csrf(viewer)}
-<label for="${base}-callback">push</label><input id="${base}-callback" name="callbackUrl" type="url" value="${service.callbackUrl ?? ''}" placeholder="none: messages are held" size="28">
-<label for="${base}-event-callback">events</label><input id="${base}-event-callback" name="eventCallbackUrl" type="url" value="${service.eventCallbackUrl ?? ''}" placeholder="the push URL" size="28">
+<label for="${base}-callback">push</label><input id="${base}-callback" name="callbackUrl" type="url" value="${urls.callbackUrl ?? ''}" placeholder="none: messages are held" size="28">
+<label for="${base}-event-callback">events</label><input id="${base}-event-callback" name="eventCallbackUrl" type="url" value="${urls.eventCallbackUrl ?? ''}" placeholder="the push URL" size="28">
 <button class="secondary" type="submit">Save callback URLs</button></form>`;
 }
 
@@ -26,7 +32,7 @@ function redirectUrisForm(viewer: Viewer, base: string, text: string): Html {
 <button class="secondary" type="submit">Save redirect URIs</button></form>`;
 }
 
-function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string): Html {
+function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string, urls: CallbackUrls): Html {
   const { service } = entry;
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
   const toggle = service.enabled && entry.health.disabledAt === null
@@ -35,7 +41,7 @@ function serviceRow(viewer: Viewer, entry: ServiceHealth, uris: string): Html {
   return html`<tr>
 <td><strong>${service.name}</strong><br><code class="muted">${service.serviceId}</code><br><span class="muted">since ${when(service.createdAt)}</span></td>
 <td><details><summary>${service.allowedDevices.length} types</summary>${service.allowedDevices.map((t) => html`<div><code>${t}</code></div>`)}</details></td>
-<td>${callbackForm(viewer, base, service)}
+<td>${callbackForm(viewer, base, urls)}
 ${redirectUrisForm(viewer, base, uris)}</td>
 <td>${healthBadge(entry)}</td>
 <td><div class="actions">${toggle}
@@ -45,20 +51,22 @@ ${redirectUrisForm(viewer, base, uris)}</td>
 </tr>`;
 }
 
-/** A service's redirect URIs as typed in a form that was refused: shown again, to be corrected. */
+/** What was typed in a service's form that was refused: shown again, to be corrected. */
 interface Typed {
   serviceId: string;
-  redirectUris: string;
+  redirectUris?: string;
+  urls?: CallbackUrls;
 }
 
 async function servicesPage(deps: ConsoleDeps, viewer: Viewer, outcome: Outcome | null, typed?: Typed): Promise<string> {
   const services = await servicesWithHealth(deps.ctx);
+  const typedFor = (serviceId: string) => (typed?.serviceId === serviceId ? typed : undefined);
   const uris = await Promise.all(
-    services.map(async ({ service }) => (typed?.serviceId === service.serviceId ? typed.redirectUris : (await deps.ctx.accounts.redirectUris(service.serviceId)).join('\n'))),
+    services.map(async ({ service }) => typedFor(service.serviceId)?.redirectUris ?? (await deps.ctx.accounts.redirectUris(service.serviceId)).join('\n')),
   );
   const body = html`${outcomeBox(outcome)}
 <div class="scroll"><table><thead><tr><th>service</th><th>allowed types</th><th>callback URLs</th><th>endpoint</th><th></th></tr></thead>
-<tbody>${services.map((s, i) => serviceRow(viewer, s, uris[i]!))}</tbody></table></div>
+<tbody>${services.map((s, i) => serviceRow(viewer, s, uris[i]!, typedFor(s.service.serviceId)?.urls ?? s.service))}</tbody></table></div>
 ${services.length ? '' : html`<p class="muted">No service yet: create one with POST /admin/services or <code>appliance-cloud admin services create</code>.</p>`}`;
   return consolePage(viewer, 'services', 'Services', body);
 }
@@ -94,11 +102,13 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   app.post<Params>('/services/:serviceId/callback-urls', async (request, reply) => {
     const url = (name: string) => field(request.body, name)?.trim() || null;
+    const urls = { callbackUrl: url('callbackUrl'), eventCallbackUrl: url('eventCallbackUrl') };
     const outcome = await outcomeOf(async () => {
-      const service = await accounts.updateService(request.params.serviceId, { callbackUrl: url('callbackUrl'), eventCallbackUrl: url('eventCallbackUrl') });
+      const service = await accounts.updateService(request.params.serviceId, urls);
       return `${service.name}'s push messages go to ${service.callbackUrl ?? 'no URL (they are held)'}, its events to ${service.eventCallbackUrl ?? 'the push URL'}.`;
     });
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+    const typed = outcome.ok ? undefined : { serviceId: request.params.serviceId, urls };
+    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome, typed), outcome);
   });
 
   app.post<Params>('/services/:serviceId/redirect-uris', async (request, reply) => {

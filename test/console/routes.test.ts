@@ -192,6 +192,8 @@ describe('forms', () => {
     expect(await t.ctx.accounts.getService(world.serviceId)).toMatchObject({ callbackUrl: 'http://127.0.0.1:9000/hooks', eventCallbackUrl: null });
     const refused = await visitor.post(`/console/services/${world.serviceId}/callback-urls`, { callbackUrl: 'ftp://partner.example/hooks', eventCallbackUrl: '' });
     expect([refused.statusCode, refused.body]).toEqual([400, expect.stringContaining('Refused 1102')]);
+    // The form keeps what was typed, to be corrected, as the redirect URIs' form does.
+    expect(refused.body).toMatch(/name="callbackUrl" type="url" value="ftp:\/\/partner.example\/hooks"/);
     expect((await t.ctx.accounts.getService(world.serviceId)).callbackUrl).toBe('http://127.0.0.1:9000/hooks');
   });
 
