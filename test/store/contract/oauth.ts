@@ -101,6 +101,9 @@ export function oauthContract(open: () => Promise<Store>): void {
     expect(await store().getRedirectUris('S1')).toEqual([]);
     await store().setRedirectUris('S1', ['https://a.example/cb', 'https://b.example/cb']);
     expect(await store().getRedirectUris('S1')).toEqual(['https://a.example/cb', 'https://b.example/cb']);
+    // U+0000 is refused as in any statement, though SQLite keeps the list as JSON text.
+    await expect(store().setRedirectUris('S1', ['https://a.example/c\u0000b'])).rejects.toMatchObject({ code: '1000' });
+    expect(await store().getRedirectUris('S1')).toEqual(['https://a.example/cb', 'https://b.example/cb']);
     expect(await store().sharedSecret('k', 'first')).toBe('first');
     expect(await store().sharedSecret('k', 'second')).toBe('first');
   });
