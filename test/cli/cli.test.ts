@@ -178,6 +178,14 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(resent).toMatchObject({ messageId: message!.messageId, pushType: 'DEVICE_ALIAS_CHANGED', deviceId: made.deviceId, status: 'pending', attempts: [] });
   }, 90_000);
 
+  it('devices report refuses JSON nested deeper than 64 levels with 1000, as the admin API refuses such a body, and stores nothing', async () => {
+    const { version } = await admin('devices', 'get', made.deviceId!);
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const { code, stdout, stderr } = await runCli(['admin', 'devices', 'report', made.deviceId!, deep], env);
+    expect({ code, stdout, stderr: stderr.trim() }).toEqual({ code: 1, stdout: '', stderr: 'error 1000: status nests deeper than 64 levels.' });
+    expect((await admin('devices', 'get', made.deviceId!)).version).toBe(version);
+  });
+
   it('users create takes its region from --region as from REGION, like the server of the database', async () => {
     const refused = await runCli(['admin', 'users', 'create', '--country-code', 'US'], env);
     expect([refused.code, refused.stderr.trim()]).toEqual([1, expect.stringMatching(/^error 1102: countryCode must be a country of this deployment's region KIC /)]);
