@@ -9,7 +9,7 @@ import { messageView } from './views.js';
 
 const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** Whether the day exists in its month: Date.parse takes 2026-02-30 for March 2. */
 function isCalendarDay(year: number, month: number, day: number): boolean {
@@ -21,10 +21,12 @@ function isCalendarDay(year: number, month: number, day: number): boolean {
 
 /** An ISO 8601 date or date-time as epoch ms; one without a zone is UTC, like the envelope's timestamps. */
 export function parseSince(raw: string): number {
-  const match = ISO_8601.exec(raw);
+  // ISO 8601 allows a lower-case t and z, but Date.parse reads them by its legacy rules, without the UTC below.
+  const text = raw.toUpperCase();
+  const match = ISO_8601.exec(text);
   const valid = match !== null && isCalendarDay(Number(match[1]), Number(match[2]), Number(match[3]));
   // Date.parse reads a zone-less date-time as local time; the API means UTC.
-  const epochMs = valid ? Date.parse(raw.includes('T') && !match[4] ? `${raw}Z` : raw) : Number.NaN;
+  const epochMs = valid ? Date.parse(text.includes('T') && !match[4] ? `${text}Z` : text) : Number.NaN;
   if (Number.isNaN(epochMs)) throw fail('1102', `since must be an ISO 8601 date-time such as 2026-01-01T00:00:00Z; got ${quote(raw)}.`);
   return epochMs;
 }

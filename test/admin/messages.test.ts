@@ -133,6 +133,21 @@ describe('admin: messages, resend and recover (DESIGN C, D)', () => {
     expect(await messages('?status=held&limit=1000')).toHaveLength(5);
   });
 
+  it('reads a since without a zone as UTC whatever the time zone of the process, its T in either case', async () => {
+    await recordLifecycle();
+    const zone = process.env.TZ;
+    // A machine east of UTC: read as its local time, 00:00:04 is the day before and every message matches.
+    process.env.TZ = 'Asia/Seoul';
+    try {
+      for (const since of ['2026-01-01T00:00:04', '2026-01-01t00:00:04']) {
+        expect((await messages(`?since=${since}`)).map((m) => m.pushType), since).toEqual(['DEVICE_UNREGISTERED', 'DEVICE_STATUS']);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
   it.each([
     ['?limit=0', 'limit must be an integer from 1 to 1000; got "0".'],
     ['?limit=1001', 'limit must be an integer from 1 to 1000; got "1001".'],
