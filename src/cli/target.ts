@@ -47,7 +47,11 @@ export async function callAdmin(target: Target, method: string, path: string, bo
       `--url: no appliance-cloud server answers at ${target.url} (${cause?.code ?? cause?.message ?? String(error)}); start one with \`appliance-cloud sandbox\`, or pass --url <the URL it printed>`,
     );
   }
-  const envelope = (await response.json()) as { response?: unknown; error?: { code: string; message: string } };
+  // Something else may listen there (a stale sandbox.json's port taken since): a settings problem, not a crash.
+  const envelope = (await response.json().catch(() => null)) as { response?: unknown; error?: { code: string; message: string } } | null;
+  if (typeof envelope !== 'object' || envelope === null || !('response' in envelope || 'error' in envelope)) {
+    throw new ConfigError(`--url: ${target.url} answered HTTP ${response.status} without an appliance-cloud envelope; pass --url <the URL the server printed>`);
+  }
   if (envelope.error) {
     const code = (envelope.error.code in ERRORS ? envelope.error.code : '2000') as ErrorCode;
     throw new ApiError(code, envelope.error.message);

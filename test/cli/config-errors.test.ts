@@ -3,6 +3,7 @@
  * stderr naming the setting and what it allows, exit code 2, no stack trace, nothing started.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +102,18 @@ describe('configuration mistakes (real processes)', () => {
     url.pathname = '/appliance_cloud_missing';
     await refused(['migrate'], { DATABASE_URL: url.toString() },
       `DATABASE_URL: database "appliance_cloud_missing" does not exist on ${url.host}${url.port ? '' : ':5432'}; create it (createdb appliance_cloud_missing) or name an existing one`);
+  });
+
+  it('sim with something other than appliance-cloud answering at --url', async () => {
+    const other = createHttpServer((_request, response) => response.writeHead(404, { 'content-type': 'text/html' }).end('<!DOCTYPE html><p>Not found</p>'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      await refused(['sim', 'time-scale', '60', '--url', url, '--admin-token', 't'], {},
+        `--url: ${url} answered HTTP 404 without an appliance-cloud envelope; pass --url <the URL the server printed>`);
+    } finally {
+      other.close();
+    }
   });
 
   it('sim with no server running', async () => {
