@@ -114,7 +114,12 @@ export class Devices {
       },
       userNumber,
       clock.now(),
-    );
+    ).catch(async (error: unknown) => {
+      // A call at the same time registered the id, or deleted the user, since the checks above: answered as those checks answer.
+      if (!(await store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+      if (await store.getDevice(deviceId)) throw fail('1102', `Device ${deviceId} is already registered.`);
+      throw error;
+    });
     await this.lookups.userChanged(userNumber);
     return { device, deviceSecret };
   }

@@ -195,6 +195,28 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(await error(admin('POST', `/admin/users/${world.userNumber}/devices`, { deviceType: 'DEVICE_DRYER', alias: 'x', deviceId: taken })))
         .toEqual([400, { code: '1102', message: `Device ${taken} is already registered.` }]);
     });
+    it('registrations of one deviceId at the same time: one registers it, the others answer 1102 as a taken deviceId does', async () => {
+      const body = { deviceType: 'DEVICE_DRYER', alias: 'Dryer', deviceId: 'dryer-1' };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => admin('POST', `/admin/users/${world.userNumber}/devices`, body)));
+      const refusals = answers.filter((res) => res.statusCode !== 200).map((res) => [res.statusCode, res.json().error]);
+      expect(refusals).toEqual(Array(7).fill([400, { code: '1102', message: 'Device dryer-1 is already registered.' }]));
+      expect((await t.ctx.devices.get('dryer-1')).userNumbers).toEqual([world.userNumber]);
+    });
+
+    it('a registration while its user is deleted registers the device (then unregistered with the user) or answers 1202, never 2000', async () => {
+      const races = Array.from({ length: 5 }, (_, i) => ({ userNumber: `leaving-${i}`, deviceId: `dryer-of-leaving-${i}` }));
+      for (const { userNumber } of races) await admin('POST', '/admin/users', { countryCode: world.countryCode, userNumber });
+      await Promise.all(races.map(async ({ userNumber, deviceId }) => {
+        const [registered, deleted] = await Promise.all([
+          admin('POST', `/admin/users/${userNumber}/devices`, { deviceType: 'DEVICE_DRYER', alias: 'Dryer', deviceId }),
+          admin('DELETE', `/admin/users/${userNumber}`),
+        ]);
+        expect(deleted.statusCode).toBe(200);
+        expect([[200, undefined], [404, { code: '1202', message: `User ${userNumber} does not exist.` }]])
+          .toContainEqual([registered.statusCode, registered.json().error]);
+        expect(await t.ctx.store.getDevice(deviceId)).toBeUndefined();
+      }));
+    });
   });
 
   describe('sharing and unregistering', () => {
