@@ -178,7 +178,11 @@ export class Accounts {
     const accessToken = randomId(32);
     const now = this.deps.clock.now();
     const expiresAt = Math.floor(now + expiresInSeconds * 1000);
-    await this.deps.store.createToken({ tokenHash: hashSecret(accessToken), userNumber, serviceId, expiresAt }, now);
+    await this.deps.store.createToken({ tokenHash: hashSecret(accessToken), userNumber, serviceId, expiresAt }, now).catch(async (error: unknown) => {
+      // The user was deleted since the check above, by a call at the same time: answered as that check answers.
+      if (!(await this.deps.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+      throw error;
+    });
     return { accessToken, expiresAt };
   }
 

@@ -135,6 +135,21 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(await error(admin('POST', `/admin/users/${world.userNumber}/tokens`, { serviceId: world.serviceId, expiresInSeconds: '60' })))
         .toEqual([400, { code: '1102', message: 'expiresInSeconds must be integer.' }]);
     });
+    it('a token issued while its user is deleted answers 1202, or a token the deletion revoked; never 2000', async () => {
+      const leaving = Array.from({ length: 5 }, (_, i) => `leaving-${i}`);
+      for (const userNumber of leaving) await admin('POST', '/admin/users', { countryCode: world.countryCode, userNumber });
+      await Promise.all(leaving.map(async (userNumber) => {
+        const [issued, deleted] = await Promise.all([
+          admin('POST', `/admin/users/${userNumber}/tokens`, { serviceId: world.serviceId }),
+          admin('DELETE', `/admin/users/${userNumber}`),
+        ]);
+        expect(deleted.statusCode).toBe(200);
+        expect([[200, undefined], [404, { code: '1202', message: `User ${userNumber} does not exist.` }]]).toContainEqual([issued.statusCode, issued.json().error]);
+        if (issued.statusCode !== 200) return;
+        const me = await t.app.inject({ method: 'GET', url: '/users', headers: partnerHeaders({ ...world, accessToken: issued.json().response.accessToken }) });
+        expect(me.statusCode).not.toBe(200);
+      }));
+    });
   });
 
   describe('POST /admin/users/{userNumber}/devices', () => {
