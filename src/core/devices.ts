@@ -296,12 +296,20 @@ export class Devices {
 
   /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. */
   async share(deviceId: string, userNumber: string): Promise<void> {
-    const device = await this.userDevice(deviceId, userNumber, false);
-    if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
+    await this.checkShareable(deviceId, userNumber);
     const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
     await this.lookups.deviceChanged(deviceId);
     await this.lookups.userChanged(userNumber);
-    if (!shared) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
+    if (shared) return;
+    // A call at the same time shared it, or removed the user or the device, since the check: answered as things now are.
+    await this.checkShareable(deviceId, userNumber);
+    throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
+  }
+
+  /** 1202 for an unknown user, 1205 for an unknown device, 1102 for a device the user has already. */
+  private async checkShareable(deviceId: string, userNumber: string): Promise<void> {
+    const device = await this.userDevice(deviceId, userNumber, false);
+    if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
   }
 
   /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */

@@ -257,6 +257,14 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
         .toEqual([400, { code: '1102', message: `Device ${deviceId} is already registered to user ${world.userNumber}.` }]);
     });
 
+    it('shares of one device with one user at the same time: one shares it, the others answer 1102 as sharing twice does', async () => {
+      const deviceId = world.devices[0]!.deviceId;
+      const other = await createWorld(t.ctx, { deviceTypes: [] });
+      const answers = await Promise.all(Array.from({ length: 4 }, () => admin('POST', `/admin/users/${other.userNumber}/devices/${deviceId}`)));
+      const refusals = answers.filter((res) => res.statusCode !== 200).map((res) => [res.statusCode, res.json().error]);
+      expect(refusals).toEqual(Array(3).fill([400, { code: '1102', message: `Device ${deviceId} is already registered to user ${other.userNumber}.` }]));
+    });
+
     it("refuses to unregister an unknown device or another user's device with 1205", async () => {
       const stranger = await createWorld(t.ctx, { deviceTypes: [] });
       const deviceId = world.devices[0]!.deviceId;
