@@ -5,7 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { MESSAGE_STATUSES } from '../admin/schemas.js';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import { describeValidation } from '../api/plugins/errors.js';
+import { MESSAGE_STATUSES, NewDeviceBody, NewServiceBody, NewTokenBody, NewUserBody, RenameBody, ServicePatchBody } from '../admin/schemas.js';
 import { DEVICE_TYPES } from '../catalog/index.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
 import { wellFormedDeviceId } from '../admin/common.js';
@@ -101,6 +104,17 @@ function json(name: string, value: string): unknown {
   }
 }
 
+/**
+ * A command's input checked against the admin API's schema of the same call, with its messages: the
+ * CLI refuses what the API refuses (an empty name, an alias over 100 characters, an empty groupId).
+ */
+function checked<T extends TSchema>(schema: T, body: Static<T>): Static<T> {
+  const [issue] = Value.Errors(schema, body);
+  if (issue === undefined) return body;
+  const { code, message } = describeValidation(issue, 'body');
+  throw fail(code, message);
+}
+
 /** --after and --limit of a listing. */
 function page(options: Options): Page {
   const after = text(options, 'after');
@@ -117,13 +131,13 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--redirect-uris <uris>', 'comma-separated OAuth redirect URIs (DESIGN G): exact match; http://127.0.0.1 and localhost only in phase QA')
     .action(action(env, async ({ accounts }, _args, o) => {
       const redirectUris = text(o, 'redirectUris');
-      const { service, serviceKey, webhookSecret } = await accounts.createService({
+      const { service, serviceKey, webhookSecret } = await accounts.createService(checked(NewServiceBody, {
         name: text(o, 'name')!,
         allowedDevices: list(text(o, 'allowedDevices')!),
         callbackUrl: text(o, 'callbackUrl') ?? null,
         eventCallbackUrl: text(o, 'eventCallbackUrl') ?? null,
         ...(redirectUris !== undefined ? { redirectUris: list(redirectUris) } : {}),
-      });
+      }));
       return { serviceId: service.serviceId, serviceKey, webhookSecret };
     }));
   services.command('list').description('every service, without secrets')
@@ -146,7 +160,7 @@ function servicesCommand(env: NodeJS.ProcessEnv): Command {
         ...(enabled !== undefined ? { enabled: bool('enabled', enabled) } : {}),
         ...(redirectUris !== undefined ? { redirectUris: redirectUris === '' ? [] : list(redirectUris) } : {}),
       };
-      return serviceView(await accounts.updateService(serviceId!, patch), await accounts.redirectUris(serviceId!));
+      return serviceView(await accounts.updateService(serviceId!, checked(ServicePatchBody, patch)), await accounts.redirectUris(serviceId!));
     }));
   services.command('rotate-secret').argument('<serviceId>').description('a new webhook secret; the previous one signs for 24 h more')
     .addOption(new Option('--expire-previous-now', 'retire the previous secret at once (it leaked): only the new one signs'))
@@ -162,7 +176,13 @@ function usersCommand(env: NodeJS.ProcessEnv): Command {
     .requiredOption('--country-code <code>', 'ISO 3166-1 alpha-2, upper case').option('--user-number <userNumber>', 'generated when absent')
     .option('--email <email>', "the owner's login to /oauth and /account (with --password)").option('--password <password>')
     .action(action(env, async ({ owners }, _args, o) => {
-      const user = await owners.createUser(text(o, 'countryCode')!, { userNumber: text(o, 'userNumber'), email: text(o, 'email'), password: text(o, 'password') });
+      const { countryCode, ...options } = checked(NewUserBody, {
+        countryCode: text(o, 'countryCode')!,
+        userNumber: text(o, 'userNumber'),
+        email: text(o, 'email'),
+        password: text(o, 'password'),
+      });
+      const user = await owners.createUser(countryCode, options);
       return { userNumber: user.userNumber, countryCode: user.countryCode, ...(user.email !== undefined ? { email: user.email } : {}) };
     }));
   users.command('list').description('users by userNumber, a page at a time')
@@ -185,7 +205,8 @@ function tokensCommand(env: NodeJS.ProcessEnv): Command {
     .requiredOption('--service-id <serviceId>', 'the service the token calls for').option('--expires-in-seconds <seconds>', 'default 86400')
     .action(action(env, async ({ accounts }, [userNumber], o) => {
       const expiresIn = integer('expiresInSeconds', text(o, 'expiresInSeconds'), 315_360_000);
-      const token = await accounts.issueToken(userNumber!, text(o, 'serviceId')!, expiresIn);
+      const { serviceId } = checked(NewTokenBody, { serviceId: text(o, 'serviceId')! });
+      const token = await accounts.issueToken(userNumber!, serviceId, expiresIn);
       return { accessToken: token.accessToken, expiresAt: iso(token.expiresAt) };
     }));
   return tokens;
@@ -199,14 +220,14 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--group-id <groupId>', 'washtower halves only')
     .addOption(new Option('--virtual', 'attach a simulated appliance, online at once (default: a real device, offline until it connects)'))
     .action(action(env, async (ctx, [userNumber], o) => {
-      const { device, deviceSecret } = await ctx.devices.register(userNumber!, {
+      const { device, deviceSecret } = await ctx.devices.register(userNumber!, checked(NewDeviceBody, {
         deviceType: text(o, 'deviceType')!,
         alias: text(o, 'alias')!,
         virtual: o.virtual === true,
         ...(text(o, 'modelName') !== undefined ? { modelName: text(o, 'modelName')! } : {}),
         ...(text(o, 'deviceId') !== undefined ? { deviceId: text(o, 'deviceId')! } : {}),
         ...(text(o, 'groupId') !== undefined ? { groupId: text(o, 'groupId')! } : {}),
-      });
+      }));
       const { userNumbers: _users, createdAt: _created, deviceId, ...shown } = deviceView(device);
       return { deviceId, deviceSecret, ...shown };
     }));
@@ -224,7 +245,10 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       return {};
     }));
   devices.command('rename').argument('<deviceId>').requiredOption('--alias <alias>', 'the new name').description('rename a device')
-    .action(action(env, async (ctx, [deviceId], o) => deviceView(await ctx.devices.rename(wellFormedDeviceId(deviceId!), text(o, 'alias')!))));
+    .action(action(env, async (ctx, [deviceId], o) => {
+      const { alias } = checked(RenameBody, { alias: text(o, 'alias')! });
+      return deviceView(await ctx.devices.rename(wellFormedDeviceId(deviceId!), alias));
+    }));
   devices.command('get').argument('<deviceId>').description('a device with its status, connection and version')
     .action(action(env, async (ctx, [deviceId]) => {
       const device = await ctx.devices.get(wellFormedDeviceId(deviceId!));

@@ -186,6 +186,18 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect((await admin('devices', 'get', made.deviceId!)).version).toBe(version);
   });
 
+  it.each([
+    [['services', 'create', '--name', '', '--allowed-devices', 'DEVICE_WASHER'], 'name must not have fewer than 1 characters.'],
+    [['devices', 'register', 'cli-user', '--device-type', 'DEVICE_WASHTOWER_WASHER', '--alias', 'Tower', '--group-id', ''], 'groupId must not have fewer than 1 characters.'],
+    [['devices', 'rename', '<device>', '--alias', 'x'.repeat(101)], 'alias must not have more than 100 characters.'],
+    [['users', 'create', '--country-code', 'KR', '--email', `${'a'.repeat(250)}@x.example`, '--password', 'long enough'], 'email must not have more than 254 characters.'],
+  ])('refuses what the admin API refuses, with 1102 and changing nothing: admin %j', async (args, message) => {
+    const before = await Promise.all([admin('services', 'list'), admin('users', 'list'), admin('devices', 'list')]);
+    const { code, stdout, stderr } = await runCli(['admin', ...args.map((arg) => (arg === '<device>' ? made.deviceId! : arg))], env);
+    expect({ code, stdout, stderr: stderr.trim() }).toEqual({ code: 1, stdout: '', stderr: `error 1102: ${message}` });
+    expect(await Promise.all([admin('services', 'list'), admin('users', 'list'), admin('devices', 'list')])).toEqual(before);
+  }, 60_000);
+
   it('users create takes its region from --region as from REGION, like the server of the database', async () => {
     const refused = await runCli(['admin', 'users', 'create', '--country-code', 'US'], env);
     expect([refused.code, refused.stderr.trim()]).toEqual([1, expect.stringMatching(/^error 1102: countryCode must be a country of this deployment's region KIC /)]);

@@ -14,7 +14,7 @@ import { newMessageId, type Clock } from '../../ids.js';
 import { quote } from '../checks.js';
 import { envelopeMessageId, failure, requestMessageId } from '../envelope.js';
 
-interface ValidationIssue {
+export interface ValidationIssue {
   keyword: string;
   instancePath: string;
   message?: string;
@@ -22,7 +22,7 @@ interface ValidationIssue {
 }
 
 /** A readable message for the first schema violation, naming the field and what it must be. */
-function describeValidation(issue: ValidationIssue, context: string): { code: ErrorCode; message: string } {
+export function describeValidation(issue: ValidationIssue, context: string): { code: ErrorCode; message: string } {
   const field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.') || context;
   if (issue.keyword === 'required') {
     return { code: '1101', message: `${field === context ? '' : `${field}.`}${String(issue.params.missingProperty)} is missing.`.replace(/^\./, '') };
