@@ -112,7 +112,9 @@ export class Accounts {
   }
 
   async updateService(serviceId: string, change: ServiceChange): Promise<Service> {
-    const { redirectUris, ...patch } = change;
+    const { redirectUris, ...fields } = change;
+    // Each type once, as createService keeps them.
+    const patch = fields.allowedDevices ? { ...fields, allowedDevices: [...new Set(fields.allowedDevices)] } : fields;
     if (patch.allowedDevices) checkAllowedDevices(patch.allowedDevices);
     for (const uri of redirectUris ?? []) checkRedirectUri(uri, this.deps.phase);
     checkUrl('callbackUrl', patch.callbackUrl, this.deps.checkCallbackUrl);

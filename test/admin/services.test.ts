@@ -104,6 +104,14 @@ describe('admin: services (DESIGN D)', () => {
       });
     });
 
+    it('keeps each allowed type once, as POST does', async () => {
+      const { serviceId } = (await create({ ...washerService, allowedDevices: ['DEVICE_WASHER', 'DEVICE_WASHER'] })).json().response;
+      expect((await callAdmin(t.app, 'GET', `/admin/services/${serviceId}`)).json().response.allowedDevices).toEqual(['DEVICE_WASHER']);
+      const res = await callAdmin(t.app, 'PATCH', `/admin/services/${serviceId}`, { allowedDevices: ['DEVICE_DRYER', 'DEVICE_WASHER', 'DEVICE_DRYER'] });
+      expect(res.json().response.allowedDevices).toEqual(['DEVICE_DRYER', 'DEVICE_WASHER']);
+      expect((await t.ctx.store.getService(serviceId))!.allowedDevices).toEqual(['DEVICE_DRYER', 'DEVICE_WASHER']);
+    });
+
     it('sets the OAuth redirect URIs: https, or http to loopback in phase QA; others answer 1102 (DESIGN G)', async () => {
       const { serviceId } = (await create(washerService)).json().response;
       const uris = ['https://partner.example/cb', 'http://127.0.0.1:9000/cb'];
