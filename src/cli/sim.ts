@@ -9,6 +9,7 @@ import { ConfigError, isMqttUrl } from '../config.js';
 import { DEVICE_TYPES, listModels } from '../catalog/index.js';
 import { ApiError, fail } from '../errors.js';
 import { redactUrl } from '../gateway/bridge.js';
+import { parseJsonText, type JsonTextError } from '../json.js';
 import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
 import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
@@ -54,6 +55,21 @@ function positiveInteger(name: string, value: string): number {
   return n;
 }
 
+/** The JSON of a --devices file: one that cannot be read is a setting to fix (exit 2), one that is not JSON refused as a body is (1000). */
+function readDeviceFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--devices: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)}); name the file \`sim devices\` printed`);
+  }
+  try {
+    return parseJsonText(text);
+  } catch (error) {
+    throw fail('1000', `--devices ${path} ${(error as JsonTextError).message}.`);
+  }
+}
+
 /** `--mqtt-version` as mqtt.js names it; a Map, so that `constructor` is no version. */
 const MQTT_VERSIONS = new Map<string, 4 | 5>([
   ['3.1.1', 4],
@@ -86,7 +102,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       if (protocolVersion === undefined) throw fail('1102', `--mqtt-version must be 3.1.1 or 5; got ${JSON.stringify(options.mqttVersion)}.`);
       let devices: DeviceCredentials[];
       if (options.devices !== undefined) {
-        devices = parseDeviceList(JSON.parse(readFileSync(options.devices, 'utf8')) as unknown);
+        devices = parseDeviceList(readDeviceFile(options.devices));
       } else if (options.user !== undefined) {
         const count = positiveInteger('--count', options.count!);
         devices = await registerDevices(targetOf(command.optsWithGlobals(), env), options.user, deviceTypesOf(options.types), count);

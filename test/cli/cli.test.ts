@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,20 @@ describe('appliance-cloud help (a real process)', () => {
     const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', '/dev/null', '--mqtt-version', version]);
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(`error 1102: --mqtt-version must be 3.1.1 or 5; got "${version}".`);
+  });
+
+  it('sim devices says in one line when its --devices file cannot be read (exit 2) or is not JSON (1000)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-devices-'));
+    try {
+      const missing = join(dir, 'devices.json');
+      const absent = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', missing]);
+      expect([absent.code, absent.stderr]).toEqual([2, `appliance-cloud: --devices: cannot read ${missing} (ENOENT); name the file \`sim devices\` printed\n`]);
+      writeFileSync(missing, '{"mqttUrl":');
+      const malformed = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', missing]);
+      expect([malformed.code, malformed.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^error 1000: --devices ${missing} is not valid JSON: .*\\.\\n$`))]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sim devices refuses a --mqtt-url that is no broker URL before it registers any device', async () => {
