@@ -88,7 +88,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
     .option('--user <userNumber>', 'register new devices to this user through the admin API')
     .option('--types <types>', 'comma-separated device types to register [default every type]')
     .option('--count <n>', 'devices to register per type', '1')
-    .option('--devices <file>', 'connect these registered devices instead: a JSON array of {deviceId, secret, deviceType, modelName}')
+    .option('--devices <file>', 'connect these registered devices instead: the line sim devices printed, or a JSON array of {deviceId, secret, deviceType, modelName}')
     .option('--time-scale <scale>', 'simulated minutes per real minute', '1')
     .option('--mqtt-version <version>', 'the MQTT version the devices speak: 3.1.1 or 5', '3.1.1')
     .action(async (options: Record<string, string | undefined>, command: Command) => {

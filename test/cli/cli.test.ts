@@ -77,6 +77,20 @@ describe('appliance-cloud help (a real process)', () => {
     }
   });
 
+  it('sim devices takes as --devices the line it printed, kept in a file as it is (README)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-devices-'));
+    try {
+      const file = join(dir, 'devices.json');
+      const printed = { mqttUrl: 'mqtt://127.0.0.1:1', devices: [{ deviceId: 'fan-1', secret: 'fan-1-secret', deviceType: 'DEVICE_CEILING_FAN', modelName: 'CFAN_910604_WW' }] };
+      writeFileSync(file, `${JSON.stringify(printed)}\n`);
+      // Read and taken: the devices then try the broker, which nothing serves here.
+      const { code, stdout, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--devices', file]);
+      expect([code, stdout, stderr]).toEqual([2, '', expect.stringMatching(/^appliance-cloud: --mqtt-url mqtt:\/\/127\.0\.0\.1:1: device fan-1 could not connect: /)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('sim devices refuses a --mqtt-url that is no broker URL before it registers any device', async () => {
     // --url names nothing that answers: the refusal comes before any call to the server.
     const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', '127.0.0.1:1883', '--user', 'u1', '--url', 'http://127.0.0.1:1', '--admin-token', 't']);

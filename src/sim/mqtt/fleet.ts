@@ -111,10 +111,16 @@ async function inBatches<T>(items: T[], size: number, work: (item: T, index: num
   }
 }
 
-/** Reads a `--devices` file: `[{deviceId, secret, deviceType, modelName}]`, as `sim devices` prints them. */
+/**
+ * Reads a `--devices` file: the line `sim devices` printed (`{mqttUrl, devices}`), kept as it is, or
+ * its `devices` alone, `[{deviceId, secret, deviceType, modelName}]`.
+ */
 export function parseDeviceList(value: unknown): DeviceCredentials[] {
-  if (!Array.isArray(value)) throw fail('1102', 'The devices file must hold a JSON array of {deviceId, secret, deviceType, modelName}.');
-  return value.map((entry: unknown, i) => {
+  const printed = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as { devices?: unknown }).devices : value;
+  if (!Array.isArray(printed)) {
+    throw fail('1102', 'The devices file must hold the line sim devices printed, or a JSON array of {deviceId, secret, deviceType, modelName}.');
+  }
+  return printed.map((entry: unknown, i) => {
     const { deviceId, secret, deviceType, modelName } = (entry ?? {}) as Record<string, unknown>;
     const where = `devices[${i}]`;
     if (typeof deviceId !== 'string' || deviceId === '') throw fail('1102', `${where}.deviceId must be a non-empty string.`);
