@@ -39,11 +39,16 @@ async function listen(options: Record<string, unknown>, env: NodeJS.ProcessEnv):
   const forwardTo = options.forwardTo as string | undefined;
   const path = `/admin/services/${encodeURIComponent(serviceId)}`;
   const before = (await callAdmin(target, 'GET', path)) as Callbacks;
+  const port = options.port !== undefined ? portOf(String(options.port)) : undefined;
   const receiver = await startReceiver({
     secrets: [secret],
     ...(forwardTo !== undefined ? { forwardTo } : {}),
-    ...(options.port !== undefined ? { port: portOf(String(options.port)) } : {}),
+    ...(port !== undefined ? { port } : {}),
     onDelivery: (summary) => process.stdout.write(`${time()}  ${describeDelivery(summary)}\n`),
+  }).catch((error: unknown) => {
+    if (port === undefined) throw error;
+    // A port taken is a setting to change, as serve's PORT is: one line and exit 2, not a stack trace.
+    throw new ConfigError(`--port: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? String(error)}); name a free port, or leave --port out for any`);
   });
   try {
     await callAdmin(target, 'PATCH', path, { callbackUrl: receiver.url, eventCallbackUrl: null });

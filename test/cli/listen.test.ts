@@ -12,7 +12,8 @@ import { verify } from '../../src/delivery/sign.js';
 import { USER_AGENT } from '../../src/delivery/sender.js';
 import { newMessageId, systemClock } from '../../src/ids.js';
 import { startHttpServer, type LoopbackServer } from '../delivery/loopback.js';
-import { exitCode, startCli, stdoutUntil } from './process.js';
+import { ADMIN_TOKEN, createWorld, testApp } from '../helpers/app.js';
+import { exitCode, runCli, startCli, stdoutUntil } from './process.js';
 
 describe('appliance-cloud listen (real processes)', () => {
   let dir: string;
@@ -80,4 +81,24 @@ describe('appliance-cloud listen (real processes)', () => {
     }
     expect(await exitCode(sandbox)).toBe(0);
   }, 120_000);
+
+  it('a --port that is taken is one line and exit 2, as serve says of PORT, and leaves the callback URL as it was', async () => {
+    const t = await testApp();
+    try {
+      const world = await createWorld(t.ctx, { deviceTypes: [] });
+      const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const port = String(forwardTarget.port);
+      const { code, stdout, stderr } = await runCli(
+        ['listen', '--url', url, '--admin-token', ADMIN_TOKEN, '--service-id', world.serviceId, '--webhook-secret', 'whsec_x', '--port', port],
+      );
+      expect({ code, stdout, stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `appliance-cloud: --port: cannot listen on 127.0.0.1:${port} (EADDRINUSE); name a free port, or leave --port out for any\n`,
+      });
+      expect((await t.ctx.store.getService(world.serviceId))!.callbackUrl).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
 });
