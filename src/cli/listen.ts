@@ -33,10 +33,19 @@ function time(): string {
   return new Date().toISOString().slice(11, 19);
 }
 
+/** --forward-to, an http(s) URL: anything else would fail every delivery (each answered 502, retried by the sandbox), not once here. */
+function forwardUrlOf(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw new ConfigError(`--forward-to must be an http:// or https:// URL, as in http://localhost:3000/hooks; got "${raw}"`);
+  }
+  return raw;
+}
+
 async function listen(options: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<void> {
+  const forwardTo = options.forwardTo !== undefined ? forwardUrlOf(String(options.forwardTo)) : undefined;
   const target = targetOf(options, env);
   const { serviceId, secret } = serviceOf(target, options);
-  const forwardTo = options.forwardTo as string | undefined;
   const path = `/admin/services/${encodeURIComponent(serviceId)}`;
   const before = (await callAdmin(target, 'GET', path)) as Callbacks;
   const port = options.port !== undefined ? portOf(String(options.port)) : undefined;

@@ -101,4 +101,14 @@ describe('appliance-cloud listen (real processes)', () => {
       await t.close();
     }
   });
+
+  it.each(['localhost:3000/hooks', 'ftp://localhost/hooks', 'hooks'])('a --forward-to that is no http(s) URL (%s) is one line and exit 2, before anything else', async (forwardTo) => {
+    // No server at --url: the forward target is judged first, so this says nothing of it.
+    const { code, stdout, stderr } = await runCli(['listen', '--forward-to', forwardTo, '--url', 'http://127.0.0.1:9', '--admin-token', 't', '--service-id', 's', '--webhook-secret', 'w']);
+    expect({ code, stdout, stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `appliance-cloud: --forward-to must be an http:// or https:// URL, as in http://localhost:3000/hooks; got "${forwardTo}"\n`,
+    });
+  });
 });
