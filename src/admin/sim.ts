@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import type { ContextWithSimulator } from '../context.js';
 import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../sim/time-scale.js';
 import { SCENARIOS } from '../sim/scenarios.js';
+import { fail } from '../errors.js';
 import { answer, type AdminApp } from './common.js';
 import { adminSchema, DeviceParams } from './schemas.js';
 
@@ -62,9 +63,13 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
       'runScenario', 'Run a scenario',
       { description: Object.entries(SCENARIOS).map(([name, s]) => `\`${name}\`: ${s.summary}`).join(' '), params: ScenarioParams, body: ScenarioBody },
       Started,
+      ['1202'],
     ),
   }, async (request) => {
-    const started = await simulator.runScenario(request.params.name, request.body.userNumber);
+    const { userNumber } = request.body;
+    // Else the scenario's refusal says the user lacks a virtual washer, as if it existed.
+    if (!(await ctx.store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
+    const started = await simulator.runScenario(request.params.name, userNumber);
     return answer(request, clock, { started });
   });
 }

@@ -81,4 +81,9 @@ describe('admin: simulator', () => {
     expect(read(await w.status(washer), 'runState.currentState')).toBe('DETECTING');
     expect((await call('POST', '/admin/sim/scenarios/nothing', { userNumber: w.userNumber })).body.error.code).toBe('1102');
   });
+
+  it('POST /admin/sim/scenarios/{name} for a user that does not exist answers 1202, as every admin call naming a user does', async () => {
+    const { status, body } = await call('POST', '/admin/sim/scenarios/laundry-day', { userNumber: 'nobody' });
+    expect([status, body.error]).toEqual([404, { code: '1202', message: 'User nobody does not exist.' }]);
+  });
 });
