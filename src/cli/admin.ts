@@ -22,17 +22,23 @@ import { processClock } from '../store/database-time.js';
 import { openStore } from '../store/index.js';
 import type { MessageStatus } from '../core/model.js';
 import type { Page } from '../store/areas/overview.js';
-import { addSettingOptions, readSettings } from './settings.js';
+import { addSettingOptions, readSettings, type SettingName } from './settings.js';
 
 type Options = Record<string, string | boolean | undefined>;
 type Handler = (ctx: AppContext, args: string[], options: Options) => Promise<unknown>;
 
+/** The settings `admin` takes, from its flags or the environment. */
+const ADMIN_SETTINGS = ['DATABASE_URL', 'REGION', 'PHASE', 'DELIVERY_ALLOW_LIST'] as const satisfies readonly SettingName[];
+
 /**
  * The config of a command that only touches the database: the sandbox's defaults, because the
- * command has the database itself and so needs no ADMIN_TOKEN.
+ * command has the database itself and so needs no ADMIN_TOKEN. Only the settings it takes (`names`)
+ * are read: the rest of the environment is a server's (its PORT, LOG_LEVEL, MQTT_URL), which this
+ * command neither uses nor offers a flag to correct.
  */
-export function databaseConfig(options: Record<string, unknown>, env: NodeJS.ProcessEnv): Config {
-  return loadConfig('sandbox', readSettings(options, env));
+export function databaseConfig(options: Record<string, unknown>, env: NodeJS.ProcessEnv, names: readonly SettingName[]): Config {
+  const settings = readSettings(options, env);
+  return loadConfig('sandbox', Object.fromEntries(names.map((name) => [name, settings[name]])));
 }
 
 /**
@@ -52,7 +58,7 @@ function action(env: NodeJS.ProcessEnv, handler: Handler) {
   return async (...params: unknown[]): Promise<void> => {
     // Commander calls an action with the positional arguments, then the options, then the command.
     const command = params.at(-1) as Command;
-    const config = databaseConfig(command.optsWithGlobals(), env);
+    const config = databaseConfig(command.optsWithGlobals(), env, ADMIN_SETTINGS);
     const store = await openStore(existingDatabase(config.databaseUrl));
     let time: { clock: Clock; stop: () => void } | undefined;
     try {
@@ -299,7 +305,7 @@ function messagesCommand(env: NodeJS.ProcessEnv): Command {
  * `--region` says which countries a new user may be of.
  */
 export function adminCommand(env: NodeJS.ProcessEnv): Command {
-  const admin = addSettingOptions(new Command('admin'), ['DATABASE_URL', 'REGION', 'PHASE', 'DELIVERY_ALLOW_LIST'])
+  const admin = addSettingOptions(new Command('admin'), ADMIN_SETTINGS)
     .description('manage services, users, tokens, devices and messages directly in the database');
   for (const sub of [servicesCommand, usersCommand, tokensCommand, devicesCommand, messagesCommand]) admin.addCommand(sub(env));
   return admin;

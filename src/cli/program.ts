@@ -43,7 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .description('apply pending database migrations, then exit')
     .action(async (options: Record<string, unknown>) => {
       // Opening the store is what migrates it.
-      const store = await openStore(databaseConfig(options, env).databaseUrl);
+      const store = await openStore(databaseConfig(options, env, ['DATABASE_URL']).databaseUrl);
       await store.close();
       process.stdout.write(`${JSON.stringify({ migrated: true })}\n`);
     });

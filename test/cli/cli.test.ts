@@ -226,6 +226,14 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(await Promise.all([admin('services', 'list'), admin('users', 'list'), admin('devices', 'list')])).toEqual(before);
   }, 60_000);
 
+  it("runs beside a server's settings it does not take, even ones the server would refuse (PORT, LOG_LEVEL, MQTT_URL)", async () => {
+    const serverEnv = { ...env, PORT: 'http', LOG_LEVEL: 'verbose', MQTT_URL: 'broker:1883' };
+    const listed = await runCli(['admin', 'users', 'list', '--limit', '1'], serverEnv);
+    expect([listed.code, listed.stderr, JSON.parse(listed.stdout)]).toEqual([0, '', [{ userNumber: 'cli-user', countryCode: 'KR' }]]);
+    const migrated = await runCli(['migrate'], serverEnv);
+    expect([migrated.code, migrated.stderr]).toEqual([0, '']);
+  });
+
   it('users create takes its region from --region as from REGION, like the server of the database', async () => {
     const refused = await runCli(['admin', 'users', 'create', '--country-code', 'US'], env);
     expect([refused.code, refused.stderr.trim()]).toEqual([1, expect.stringMatching(/^error 1102: countryCode must be a country of this deployment's region KIC /)]);
