@@ -88,10 +88,10 @@ export class Accounts {
         callbackUrl: input.callbackUrl ?? null,
         eventCallbackUrl: input.eventCallbackUrl ?? null,
         webhookSecret,
+        redirectUris: [...new Set(input.redirectUris ?? [])],
       },
       this.deps.clock.now(),
     );
-    if (input.redirectUris) await this.deps.store.setRedirectUris(service.serviceId, [...new Set(input.redirectUris)]);
     return { service, serviceKey, webhookSecret };
   }
 
@@ -119,10 +119,9 @@ export class Accounts {
     for (const uri of redirectUris ?? []) checkRedirectUri(uri, this.deps.phase);
     checkUrl('callbackUrl', patch.callbackUrl, this.deps.checkCallbackUrl);
     checkUrl('eventCallbackUrl', patch.eventCallbackUrl, this.deps.checkCallbackUrl);
-    const service = await this.deps.store.updateService(serviceId, patch);
+    const service = await this.deps.store.updateService(serviceId, patch, redirectUris && [...new Set(redirectUris)]);
     await this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
-    if (redirectUris) await this.deps.store.setRedirectUris(serviceId, [...new Set(redirectUris)]);
     // Held messages go out as soon as delivery is possible again, not at the next sweep; `enabled: true`
     // also lifts a disabled endpoint (DESIGN C), whether the admin API or the CLI said so.
     const now = this.deps.clock.now();

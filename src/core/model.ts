@@ -37,6 +37,8 @@ export interface NewService {
   callbackUrl: string | null;
   eventCallbackUrl: string | null;
   webhookSecret: string;
+  /** Where its authorizations may return to (DESIGN G); none when not given. */
+  redirectUris?: string[];
 }
 
 export type ServicePatch = Partial<Pick<Service, 'name' | 'allowedDevices' | 'callbackUrl' | 'eventCallbackUrl' | 'enabled'>>;

@@ -2,11 +2,15 @@
 import type { AccessToken, Connection, NewService, Service, ServicePatch, User } from '../../core/model.js';
 
 export interface AccountsArea {
+  /** The service, its first secret and its redirect URIs, written together or not at all. */
   createService(service: NewService, at: number): Promise<Service>;
   getService(serviceId: string): Promise<Service | undefined>;
   listServices(): Promise<Service[]>;
-  /** The service with `patch` applied as `patchService` (core/model.ts) has it; undefined when unknown. */
-  updateService(serviceId: string, patch: ServicePatch): Promise<Service | undefined>;
+  /**
+   * The service with `patch` applied as `patchService` (core/model.ts) has it, and its redirect URIs
+   * replaced when given, in one write; undefined when unknown.
+   */
+  updateService(serviceId: string, patch: ServicePatch, redirectUris?: string[]): Promise<Service | undefined>;
   /**
    * Makes `secret` current; the previous current secret stays valid until `previousExpiresAt` (not
    * kept at all when that is `at` or earlier), and any older one is deleted at once.

@@ -78,9 +78,8 @@ export interface OAuthArea {
   setOwnerLogin(login: OwnerLogin): Promise<boolean>;
   findOwnerLogin(email: string): Promise<OwnerLogin | undefined>;
 
-  /** Where the service's authorization requests may return to; [] when none was set. */
+  /** Where the service's authorization requests may return to; [] when none was set (createService, updateService). */
   getRedirectUris(serviceId: string): Promise<string[]>;
-  setRedirectUris(serviceId: string, uris: string[]): Promise<void>;
 
   /**
    * A secret every node of the deployment shares (cookie and CSRF keys, the signing key): the one

@@ -14,13 +14,15 @@ const SERVICE = `SELECT s.service_id AS "serviceId", s.name, s.key_hash AS "keyH
     s.created_at AS "createdAt"
   FROM services s`;
 
-/** One statement: the service and its first secret are written together or not at all. */
+/** One statement: the service, its first secret and its redirect URIs are written together or not at all. */
 async function createService(sql: Sql, service: NewService, at: number): Promise<Service> {
   await sql.run(
     `WITH created AS (
        INSERT INTO services (service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, true, $7)
        RETURNING service_id
+     ), clients AS (
+       INSERT INTO oauth_clients (service_id, redirect_uris) SELECT service_id, $9 FROM created WHERE cardinality($9::text[]) > 0
      )
      INSERT INTO webhook_secrets (service_id, secret, created_at) SELECT service_id, $8, $7 FROM created`,
     service.serviceId,
@@ -31,6 +33,7 @@ async function createService(sql: Sql, service: NewService, at: number): Promise
     service.eventCallbackUrl,
     at,
     service.webhookSecret,
+    service.redirectUris ?? [],
   );
   // What was just written, without reading it back.
   return {
@@ -55,7 +58,7 @@ async function listServices(sql: Sql): Promise<Service[]> {
 }
 
 /** Read under its row lock, patched as the domain says, written whole: concurrent patches take turns. */
-async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Promise<Service | undefined> {
+async function updateService(sql: Sql, serviceId: string, patch: ServicePatch, redirectUris?: string[]): Promise<Service | undefined> {
   return sql.transaction(async (tx) => {
     const current = await tx.one<Service>(`${SERVICE} WHERE s.service_id = $1 FOR UPDATE OF s`, serviceId);
     if (!current) return undefined;
@@ -72,6 +75,13 @@ async function updateService(sql: Sql, serviceId: string, patch: ServicePatch): 
     // A new URL is a new endpoint: it has not failed yet, and the old one's failures do not count toward its five days.
     if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
       await tx.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = $1 AND failing_since IS NOT NULL', serviceId);
+    }
+    if (redirectUris) {
+      await tx.run(
+        'INSERT INTO oauth_clients (service_id, redirect_uris) VALUES ($1, $2) ON CONFLICT (service_id) DO UPDATE SET redirect_uris = excluded.redirect_uris',
+        serviceId,
+        redirectUris,
+      );
     }
     return next;
   });

@@ -104,12 +104,6 @@ export function postgresOAuth(sql: Sql): OAuthArea {
       const row = await sql.one<{ uris: string[] }>('SELECT redirect_uris AS uris FROM oauth_clients WHERE service_id = $1', serviceId);
       return row?.uris ?? [];
     },
-    async setRedirectUris(serviceId, uris) {
-      await sql.run(
-        'INSERT INTO oauth_clients (service_id, redirect_uris) VALUES ($1, $2) ON CONFLICT (service_id) DO UPDATE SET redirect_uris = excluded.redirect_uris',
-        serviceId, uris,
-      );
-    },
 
     async sharedSecret(name, candidate) {
       await sql.run('INSERT INTO shared_secrets (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', name, candidate);

@@ -16,6 +16,7 @@ import {
   type UserRow,
 } from './rows.js';
 import type { AccountsArea } from '../areas/accounts.js';
+import { refuseNul } from '../storable.js';
 
 const SERVICE_COLUMNS = 'service_id, name, key_hash, allowed_devices, callback_url, event_callback_url, enabled, created_at';
 
@@ -33,8 +34,19 @@ function createService(sql: Sql, service: NewService, at: number): Service {
       at,
     );
     sql.run('INSERT INTO webhook_secrets (service_id, secret, created_at) VALUES (?, ?, ?)', service.serviceId, service.webhookSecret, at);
+    if (service.redirectUris?.length) setRedirectUris(sql, service.serviceId, service.redirectUris);
     return mustGetService(sql, service.serviceId);
   });
+}
+
+function setRedirectUris(sql: Sql, serviceId: string, uris: string[]): void {
+  // Kept as JSON text, where U+0000 is an escape the statement's floor does not see; PostgreSQL's text[] refuses it.
+  refuseNul(uris);
+  sql.run(
+    'INSERT INTO oauth_clients (service_id, redirect_uris) VALUES (?, ?) ON CONFLICT (service_id) DO UPDATE SET redirect_uris = excluded.redirect_uris',
+    serviceId,
+    JSON.stringify(uris),
+  );
 }
 
 function getService(sql: Sql, serviceId: string): Service | undefined {
@@ -61,7 +73,7 @@ function listServices(sql: Sql): Service[] {
   return rows.map((row) => toService(row, secretsOf(sql, row.service_id)));
 }
 
-function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Service | undefined {
+function updateService(sql: Sql, serviceId: string, patch: ServicePatch, redirectUris?: string[]): Service | undefined {
   return sql.write(() => {
     const current = getService(sql, serviceId);
     if (!current) return undefined;
@@ -80,6 +92,7 @@ function updateService(sql: Sql, serviceId: string, patch: ServicePatch): Servic
     if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
       sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ? AND failing_since IS NOT NULL', serviceId);
     }
+    if (redirectUris) setRedirectUris(sql, serviceId, redirectUris);
     return mustGetService(sql, serviceId);
   });
 }

@@ -1,6 +1,5 @@
 /** The OAuth area (src/store/areas/oauth.ts) on SQLite. */
 import type { DeviceShare, OAuthArea, OAuthRecord, OwnerLogin } from '../areas/oauth.js';
-import { refuseNul } from '../storable.js';
 import type { Sql } from './database.js';
 import { parseJson } from './rows.js';
 
@@ -150,14 +149,6 @@ export function sqliteOAuth(sql: Sql): OAuthArea {
     async getRedirectUris(serviceId) {
       const row = sql.one<{ redirect_uris: string }>('SELECT redirect_uris FROM oauth_clients WHERE service_id = ?', serviceId);
       return row ? parseJson<string[]>(row.redirect_uris) : [];
-    },
-    async setRedirectUris(serviceId, uris) {
-      // Kept as JSON text, where U+0000 is an escape the statement's floor does not see; PostgreSQL's text[] refuses it.
-      refuseNul(uris);
-      sql.run(
-        'INSERT INTO oauth_clients (service_id, redirect_uris) VALUES (?, ?) ON CONFLICT (service_id) DO UPDATE SET redirect_uris = excluded.redirect_uris',
-        serviceId, JSON.stringify(uris),
-      );
     },
 
     async sharedSecret(name, candidate) {

@@ -96,14 +96,20 @@ export function oauthContract(open: () => Promise<Store>): void {
     expect(await store().findOwnerLogin('a@example.com')).toBeUndefined();
   });
 
-  it("keeps a service's redirect URIs, and one secret per name for every node", async () => {
+  it("keeps a service's redirect URIs, written with the service, and one secret per name for every node", async () => {
     await addService(store(), 'S1');
     expect(await store().getRedirectUris('S1')).toEqual([]);
-    await store().setRedirectUris('S1', ['https://a.example/cb', 'https://b.example/cb']);
-    expect(await store().getRedirectUris('S1')).toEqual(['https://a.example/cb', 'https://b.example/cb']);
-    // U+0000 is refused as in any statement, though SQLite keeps the list as JSON text.
-    await expect(store().setRedirectUris('S1', ['https://a.example/c\u0000b'])).rejects.toMatchObject({ code: '1000' });
-    expect(await store().getRedirectUris('S1')).toEqual(['https://a.example/cb', 'https://b.example/cb']);
+    const uris = ['https://a.example/cb', 'https://b.example/cb'];
+    await store().createService({ serviceId: 'S2', name: 'S2', keyHash: 'h', allowedDevices: [], callbackUrl: null, eventCallbackUrl: null, webhookSecret: 'w', redirectUris: uris }, T0);
+    expect(await store().getRedirectUris('S2')).toEqual(uris);
+    await store().updateService('S1', { name: 'Renamed' }, uris);
+    expect(await store().getRedirectUris('S1')).toEqual(uris);
+    await store().updateService('S1', { name: 'Renamed again' });
+    expect(await store().getRedirectUris('S1')).toEqual(uris);
+    // U+0000 is refused as in any statement, though SQLite keeps the list as JSON text; nothing of the update is written.
+    await expect(store().updateService('S1', { name: 'Not kept' }, ['https://a.example/c\u0000b'])).rejects.toMatchObject({ code: '1000' });
+    await expect(store().createService({ serviceId: 'S3', name: 'S3', keyHash: 'h', allowedDevices: [], callbackUrl: null, eventCallbackUrl: null, webhookSecret: 'w', redirectUris: ['\u0000'] }, T0)).rejects.toMatchObject({ code: '1000' });
+    expect([(await store().getService('S1'))?.name, await store().getRedirectUris('S1'), await store().getService('S3')]).toEqual(['Renamed again', uris, undefined]);
     expect(await store().sharedSecret('k', 'first')).toBe('first');
     expect(await store().sharedSecret('k', 'second')).toBe('first');
   });
