@@ -1,5 +1,5 @@
 /** What every console route file is given: the domain, and the viewer of a request. */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ContextWithSimulator } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Viewer } from './layout.js';
@@ -11,6 +11,10 @@ export interface ConsoleDeps {
   viewer(request: FastifyRequest): Viewer;
   /** When the request's session ends (epoch ms): an event stream it opened ends then too. */
   sessionEndsAt(request: FastifyRequest): number;
+  /** Leaves a message for the next page of the request's session (session.ts, Flashes). */
+  leaveFlash(request: FastifyRequest, message: string): Promise<void>;
+  /** What the action that redirected here came to, once; null when nothing. */
+  takeFlash(request: FastifyRequest): Promise<Outcome | null>;
   watch: DeviceWatch;
   /** Enders of the open event streams, called when the server closes. */
   streams: Set<() => void>;
@@ -27,6 +31,24 @@ export async function outcomeOf(work: () => Promise<string>): Promise<Outcome> {
     if (error instanceof ApiError) return { ok: false, code: error.code, message: error.message };
     throw error;
   }
+}
+
+/**
+ * Answers a form. Done: 303 to `page`, the page the action belongs to, which shows the message once
+ * (Post/Redirect/Get: reloading that page does not act again). Refused: the page drawn with the refusal
+ * and what was typed, as a 400 so that scripts can tell; reloading it re-runs only a refusal.
+ */
+export async function answerForm(
+  deps: ConsoleDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  outcome: Outcome,
+  page: string,
+  refusedPage: () => Promise<string>,
+): Promise<FastifyReply> {
+  if (!outcome.ok) return reply.code(400).type('text/html; charset=utf-8').send(await refusedPage());
+  await deps.leaveFlash(request, outcome.message);
+  return reply.redirect(page, 303);
 }
 
 /** A form as index.ts parses it: each name with its values in order. */

@@ -12,8 +12,8 @@ import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../sim/time-scale.js';
 import type { Device } from '../core/model.js';
 import { html, type Html } from '../web/html.js';
 import { commandFromForm, propertyInput, writableAt } from './control.js';
-import { field, fields, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
-import { consolePage, csrf, outcomeBox, sendOutcome, type Viewer } from './layout.js';
+import { answerForm, field, fields, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
+import { consolePage, csrf, outcomeBox, type Viewer } from './layout.js';
 import type { LiveState } from './live.js';
 
 /** How often an idle event stream says it is alive, so proxies keep it open. */
@@ -75,13 +75,18 @@ ${simulatorSection(viewer, deps, device, profile)}`;
   return consolePage(viewer, 'devices', device.alias, body);
 }
 
+/** A device's page, where its actions go back to. */
+function pageOf(deviceId: string): string {
+  return `/console/devices/${encodeURIComponent(deviceId)}`;
+}
+
 export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { ctx } = deps;
   type Params = { Params: { deviceId: string } };
 
   app.get<Params>('/devices/:deviceId', async (request, reply) => {
     reply.type('text/html; charset=utf-8');
-    return devicePage(deps, deps.viewer(request), request.params.deviceId, null);
+    return devicePage(deps, deps.viewer(request), request.params.deviceId, await deps.takeFlash(request));
   });
 
   app.post<Params>('/devices/:deviceId/control', async (request, reply) => {
@@ -91,7 +96,7 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const state = await ctx.devices.control(device, commandFromForm(item, fields(request.body, 'value')), false);
       return `${item.path} set; status version ${state.version}.`;
     });
-    return sendOutcome(reply, await devicePage(deps, deps.viewer(request), device.deviceId, outcome), outcome);
+    return answerForm(deps, request, reply, outcome, pageOf(device.deviceId), () => devicePage(deps, deps.viewer(request), device.deviceId, outcome));
   });
 
   app.post<Params>('/devices/:deviceId/sim', async (request, reply) => {
@@ -102,7 +107,7 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const state = await ctx.simulator.act(deviceId, action, location === undefined ? undefined : { location });
       return `${action} done; status version ${state.version}.`;
     });
-    return sendOutcome(reply, await devicePage(deps, deps.viewer(request), deviceId, outcome), outcome);
+    return answerForm(deps, request, reply, outcome, pageOf(deviceId), () => devicePage(deps, deps.viewer(request), deviceId, outcome));
   });
 
   app.post<Params>('/devices/:deviceId/time-scale', async (request, reply) => {
@@ -113,7 +118,7 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       ctx.simulator.setTimeScale(raw.trim() !== '' && Number.isFinite(scale) ? scale : raw);
       return `Time scale set to ${ctx.simulator.timeScale}.`;
     });
-    return sendOutcome(reply, await devicePage(deps, deps.viewer(request), request.params.deviceId, outcome), outcome);
+    return answerForm(deps, request, reply, outcome, pageOf(request.params.deviceId), () => devicePage(deps, deps.viewer(request), request.params.deviceId, outcome));
   });
 
   app.get<Params>('/devices/:deviceId/events', async (request, reply) => {

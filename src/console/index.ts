@@ -23,6 +23,7 @@ import {
   consoleKeys,
   decodeSession,
   encodeSession,
+  Flashes,
   newSession,
   readCookie,
   SESSION_COOKIE,
@@ -74,6 +75,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
   const keys: ConsoleKeys | null = ctx.config.adminToken === null ? null : consoleKeys(ctx.config.adminToken);
   const tokenHash = ctx.config.adminToken === null ? null : hashSecret(ctx.config.adminToken);
   const sessions = new WeakMap<FastifyRequest, Session>();
+  const flashes = new Flashes(ctx.store, ctx.clock);
   const watch = new DeviceWatch(ctx.store, undefined, (error) => app.log.warn({ err: error }, 'console: reading a watched device failed'));
   const streams = new Set<() => void>();
 
@@ -188,6 +190,11 @@ export function consoleRoutes(app: FastifyInstance, ctx: ContextWithSimulator, c
       ctx,
       viewer: (request) => viewerOf(sessions.get(request)!),
       sessionEndsAt: (request) => sessions.get(request)!.expiresAt,
+      leaveFlash: (request, message) => flashes.leave(sessions.get(request)!.id, message),
+      takeFlash: async (request) => {
+        const message = await flashes.take(sessions.get(request)!.id);
+        return message === null ? null : { ok: true, message };
+      },
       watch,
       streams,
     };

@@ -1,5 +1,4 @@
 /** The console's page: the shared layout (src/web/html.ts) with the console's navigation, stylesheet and script. */
-import type { FastifyReply } from 'fastify';
 import { csrfField } from '../web/csrf.js';
 import type { Outcome } from './deps.js';
 import { html, page, type Html } from '../web/html.js';
@@ -58,9 +57,4 @@ export function outcomeBox(outcome: Outcome | null): Html {
   if (!outcome) return html`<div id="outcome" aria-live="polite"></div>`;
   if (outcome.ok) return html`<div id="outcome" aria-live="polite" class="outcome ok">${outcome.message}</div>`;
   return html`<div id="outcome" aria-live="polite" class="outcome refused"><span class="error">Refused ${outcome.code}</span>: ${outcome.message}</div>`;
-}
-
-/** Answers a form with the page and what the action came to; a refusal is a 400 so scripts can tell. */
-export function sendOutcome(reply: FastifyReply, pageHtml: string, outcome: Outcome): FastifyReply {
-  return reply.code(outcome.ok ? 200 : 400).type('text/html; charset=utf-8').send(pageHtml);
 }

@@ -9,8 +9,8 @@ import type { MessageWithAttempts } from '../core/accounts.js';
 import { signatureHeaders } from '../delivery/sign.js';
 import type { MessageStatus, Service } from '../core/model.js';
 import { html, type Html } from '../web/html.js';
-import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
-import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
+import { answerForm, field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
+import { consolePage, csrf, outcomeBox, when, type Viewer } from './layout.js';
 
 const STATUSES: MessageStatus[] = ['pending', 'delivering', 'delivered', 'failed', 'held'];
 const STATUS_CLASS: Record<MessageStatus, string> = { pending: 'warn', delivering: 'warn', delivered: 'ok', failed: 'bad', held: 'warn' };
@@ -29,6 +29,12 @@ interface LogQuery {
   limit?: string;
 }
 
+/** The log as it was viewed (its filters and length): where a resend or a recovery from it goes back to. */
+function logUrl(serviceId: string, query: LogQuery): string {
+  const view = new URLSearchParams(Object.entries(query)).toString();
+  return `/console/services/${encodeURIComponent(serviceId)}/messages${view ? `?${view}` : ''}`;
+}
+
 /** The headers of the message's last attempt (or of one now), signed with the secrets valid then. */
 function signedHeaders(service: Service, entry: MessageWithAttempts, now: number): Record<string, string> {
   const at = entry.attempts.at(-1)?.startedAt ?? now;
@@ -42,7 +48,7 @@ function signedHeaders(service: Service, entry: MessageWithAttempts, now: number
   return { ...signed, 'webhook-sequence': String(message.sequence) };
 }
 
-/** `view` is the log's query, which the page a resend answers with keeps. */
+/** `view` is the log's query, which a resend goes back to. */
 function messageItem(viewer: Viewer, service: Service, entry: MessageWithAttempts, now: number, view: string): Html {
   const { message, attempts } = entry;
   const headers = Object.entries(signedHeaders(service, entry, now)).map(([name, value]) => `${name}: ${value}`).join('\n');
@@ -99,17 +105,17 @@ export function messageRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   app.get<{ Params: { serviceId: string }; Querystring: LogQuery }>('/services/:serviceId/messages', async (request, reply) => {
     reply.type('text/html; charset=utf-8');
-    return logPage(deps, deps.viewer(request), request.params.serviceId, request.query, null);
+    return logPage(deps, deps.viewer(request), request.params.serviceId, request.query, await deps.takeFlash(request));
   });
 
-  // A resend or a recovery answers with the log as it was filtered: the form's action carries its query.
+  // A resend or a recovery goes back to the log as it was filtered: the form's action carries its query.
   app.post<{ Params: { messageId: string }; Querystring: LogQuery }>('/messages/:messageId/resend', async (request, reply) => {
     const serviceId = field(request.body, 'serviceId') ?? '';
     const outcome = await outcomeOf(async () => {
       await accounts.resendMessage(request.params.messageId);
       return `Message ${request.params.messageId} is due again, with the same webhook-id.`;
     });
-    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, request.query, outcome), outcome);
+    return answerForm(deps, request, reply, outcome, logUrl(serviceId, request.query), () => logPage(deps, deps.viewer(request), serviceId, request.query, outcome));
   });
 
   app.post<{ Params: { serviceId: string }; Querystring: LogQuery }>('/services/:serviceId/recover', async (request, reply) => {
@@ -118,6 +124,6 @@ export function messageRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const resent = await accounts.recoverFailed(serviceId, parseSince(field(request.body, 'since') ?? ''));
       return `${resent} failed message${resent === 1 ? ' is' : 's are'} due again.`;
     });
-    return sendOutcome(reply, await logPage(deps, deps.viewer(request), serviceId, request.query, outcome), outcome);
+    return answerForm(deps, request, reply, outcome, logUrl(serviceId, request.query), () => logPage(deps, deps.viewer(request), serviceId, request.query, outcome));
   });
 }

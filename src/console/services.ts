@@ -6,8 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import { servicesWithHealth, type ServiceHealth } from '../core/overview.js';
 import { html, type Html } from '../web/html.js';
-import { field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
-import { consolePage, csrf, outcomeBox, sendOutcome, when, type Viewer } from './layout.js';
+import { answerForm, field, outcomeOf, type ConsoleDeps, type Outcome } from './deps.js';
+import { consolePage, csrf, outcomeBox, when, type Viewer } from './layout.js';
 import { healthBadge } from './overview.js';
 
 /** A service's callback URLs, as stored or as typed. */
@@ -71,13 +71,16 @@ ${services.length ? '' : html`<p class="muted">No service yet: create one with P
   return consolePage(viewer, 'services', 'Services', body);
 }
 
+/** Where every action of this page goes back to. */
+const SERVICES = '/console/services';
+
 export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { accounts } = deps.ctx;
   type Params = { Params: { serviceId: string } };
 
   app.get('/services', async (request, reply) => {
     reply.type('text/html; charset=utf-8');
-    return servicesPage(deps, deps.viewer(request), null);
+    return servicesPage(deps, deps.viewer(request), await deps.takeFlash(request));
   });
 
   app.post<Params>('/services/:serviceId/enabled', async (request, reply) => {
@@ -86,7 +89,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const service = await accounts.updateService(request.params.serviceId, { enabled });
       return `${service.name} is ${enabled ? 'enabled: held messages go out' : 'disabled: its messages are held'}.`;
     });
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+    return answerForm(deps, request, reply, outcome, SERVICES, () => servicesPage(deps, deps.viewer(request), outcome));
   });
 
   app.post<Params>('/services/:serviceId/rotate-secret', async (request, reply) => {
@@ -96,8 +99,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const secret = await accounts.rotateSecret(request.params.serviceId, { expirePreviousNow });
       return `New webhook secret of ${request.params.serviceId}, shown this once: ${secret} — ${expirePreviousNow ? 'the previous one no longer signs.' : 'the previous one signs for 24 h more.'}`;
     });
-    reply.header('cache-control', 'no-store');
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome), outcome);
+    return answerForm(deps, request, reply, outcome, SERVICES, () => servicesPage(deps, deps.viewer(request), outcome));
   });
 
   app.post<Params>('/services/:serviceId/callback-urls', async (request, reply) => {
@@ -107,8 +109,7 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const service = await accounts.updateService(request.params.serviceId, urls);
       return `${service.name}'s push messages go to ${service.callbackUrl ?? 'no URL (they are held)'}, its events to ${service.eventCallbackUrl ?? 'the push URL'}.`;
     });
-    const typed = outcome.ok ? undefined : { serviceId: request.params.serviceId, urls };
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome, typed), outcome);
+    return answerForm(deps, request, reply, outcome, SERVICES, () => servicesPage(deps, deps.viewer(request), outcome, { serviceId: request.params.serviceId, urls }));
   });
 
   app.post<Params>('/services/:serviceId/redirect-uris', async (request, reply) => {
@@ -119,7 +120,6 @@ export function serviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const service = await accounts.updateService(request.params.serviceId, { redirectUris });
       return `${service.name} now has ${redirectUris.length} redirect URI${redirectUris.length === 1 ? '' : 's'}.`;
     });
-    const typed = outcome.ok ? undefined : { serviceId: request.params.serviceId, redirectUris: text };
-    return sendOutcome(reply, await servicesPage(deps, deps.viewer(request), outcome, typed), outcome);
+    return answerForm(deps, request, reply, outcome, SERVICES, () => servicesPage(deps, deps.viewer(request), outcome, { serviceId: request.params.serviceId, redirectUris: text }));
   });
 }

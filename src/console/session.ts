@@ -1,11 +1,14 @@
 /**
  * Console sessions (DESIGN H, cookies as in G): a cookie signed with a key derived from ADMIN_TOKEN,
- * so any node of a deployment reads any node's session and nothing is stored. A visitor gets an
- * anonymous session (for the sign-in form's CSRF token); signing in replaces it with a new one.
- * Changing ADMIN_TOKEN signs everyone out.
+ * so any node of a deployment reads any node's session and nothing is stored but, for a minute, the
+ * message an action leaves for the page after it (Flashes). A visitor gets an anonymous session (for
+ * the sign-in form's CSRF token); signing in replaces it with a new one. Changing ADMIN_TOKEN signs
+ * everyone out.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hashSecret, type Clock } from '../ids.js';
+import type { OAuthArea } from '../store/areas/oauth.js';
 import { overTls } from '../web/forwarded.js';
 
 export const SESSION_COOKIE = 'console_session';
@@ -13,6 +16,10 @@ export const SESSION_COOKIE = 'console_session';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** A one-time sign-in link (printed by the sandbox) works once, within this long. */
 export const SIGN_IN_CODE_TTL_MS = 30 * 60 * 1000;
+
+/** A flash waits this long for its page: the browser asks for it at once, following the 303. */
+export const FLASH_TTL_MS = 60_000;
+const FLASH = 'ConsoleFlash';
 
 export interface Session {
   id: string;
@@ -97,5 +104,44 @@ export class SignInCodes {
 
   #forgetExpired(now: number): void {
     for (const [code, expiresAt] of this.#expiry) if (expiresAt <= now) this.#expiry.delete(code);
+  }
+}
+
+/** The store's short-lived records (the OAuth area's, swept once expired), which flashes are kept in. */
+export type FlashStore = Pick<OAuthArea, 'saveOAuthRecord' | 'findOAuthRecord' | 'consumeOAuthRecord' | 'destroyOAuthRecord'>;
+
+/**
+ * One-time messages of a session (Post/Redirect/Get): a console action leaves what it came to, the
+ * page it redirects to takes it. In the store, as the cookie holds nothing but the session and the
+ * redirected GET may reach another node (DESIGN F); never in the URL, as one holds a new webhook secret.
+ */
+export class Flashes {
+  constructor(
+    private readonly store: FlashStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Leaves `message` for the session's next page, replacing one not taken yet. */
+  async leave(sessionId: string, message: string): Promise<void> {
+    await this.store.saveOAuthRecord({
+      model: FLASH,
+      key: hashSecret(sessionId),
+      payload: JSON.stringify(message),
+      grantId: null,
+      userCode: null,
+      uid: null,
+      expiresAt: this.clock.now() + FLASH_TTL_MS,
+      consumedAt: null,
+    });
+  }
+
+  /** The session's message, once: of pages asking at the same time, only the one that consumes it shows it. */
+  async take(sessionId: string): Promise<string | null> {
+    const key = hashSecret(sessionId);
+    const now = this.clock.now();
+    const record = await this.store.findOAuthRecord(FLASH, key, now);
+    if (!record || !(await this.store.consumeOAuthRecord(FLASH, key, now))) return null;
+    await this.store.destroyOAuthRecord(FLASH, key);
+    return JSON.parse(record.payload) as string;
   }
 }

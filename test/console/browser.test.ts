@@ -266,6 +266,19 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     });
   });
 
+  it('shows a rotated secret once: reloading the page after it neither rotates again nor shows the secret', async () => {
+    await page.goto(`${server.url}/console/services`);
+    await page.locator('tr', { hasText: good.serviceId }).locator('button', { hasText: 'Rotate secret' }).click();
+    await page.locator('#outcome.ok').waitFor();
+    const secrets = (await server.ctx.accounts.getService(good.serviceId)).webhookSecrets;
+    expect(page.url()).toBe(`${server.url}/console/services`);
+    await expect(page.locator('#outcome').textContent()).resolves.toContain(`shown this once: ${secrets[0]!.secret}`);
+    await page.reload();
+    await expect(page.locator('#outcome').textContent()).resolves.toBe('');
+    expect(await page.content()).not.toContain(secrets[0]!.secret);
+    expect((await server.ctx.accounts.getService(good.serviceId)).webhookSecrets).toEqual(secrets);
+  });
+
   it('lists users and devices, and reads well on a phone', async () => {
     await page.goto(`${server.url}/console/users`);
     await shoot('users');

@@ -2,15 +2,20 @@
  * The console's routes without a browser (DESIGN H): who gets in, CSRF on every form, and that the
  * pages show what the admin API answers and refusals with their code and message.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { FLASH_TTL_MS } from '../../src/console/session.js';
 import { createContext } from '../../src/context.js';
 import { deliveryHeaders } from '../../src/delivery/attempt.js';
 import { signatureHeaders } from '../../src/delivery/sign.js';
 import { systemClock } from '../../src/ids.js';
 import { timerScheduler } from '../../src/sim/scheduler.js';
 import { ADMIN_TOKEN, callAdmin, createWorld, testApp, testStore, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, isPostgresUrl, postgresAdminUrl } from '../helpers/postgres.js';
 import { signIn, visit } from './session.js';
 
 let t: TestApp;
@@ -158,7 +163,7 @@ describe('forms', () => {
     expect(answer.statusCode).toBe(403);
     expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(true);
     const done = await visitor.post(`/console/services/${world.serviceId}/enabled`, { enabled: 'false' });
-    expect(done.statusCode).toBe(200);
+    expect(done.statusCode).toBe(303);
     expect((await t.ctx.accounts.getService(world.serviceId)).enabled).toBe(false);
   });
 
@@ -187,8 +192,8 @@ describe('forms', () => {
     const world = await createWorld(t.ctx, { deviceTypes: [] });
     const visitor = await signIn(t.app);
     const done = await visitor.post(`/console/services/${world.serviceId}/callback-urls`, { callbackUrl: 'http://127.0.0.1:9000/hooks', eventCallbackUrl: '' });
-    expect(done.statusCode).toBe(200);
-    expect(done.body).toContain("push messages go to http://127.0.0.1:9000/hooks, its events to the push URL.");
+    expect([done.statusCode, done.headers.location]).toEqual([303, '/console/services']);
+    expect((await visitor.follow(done)).body).toContain("push messages go to http://127.0.0.1:9000/hooks, its events to the push URL.");
     expect(await t.ctx.accounts.getService(world.serviceId)).toMatchObject({ callbackUrl: 'http://127.0.0.1:9000/hooks', eventCallbackUrl: null });
     const refused = await visitor.post(`/console/services/${world.serviceId}/callback-urls`, { callbackUrl: 'ftp://partner.example/hooks', eventCallbackUrl: '' });
     expect([refused.statusCode, refused.body]).toEqual([400, expect.stringContaining('Refused 1102')]);
@@ -202,12 +207,12 @@ describe('forms', () => {
     const visitor = await signIn(t.app);
     expect((await visitor.get('/console/services')).body).toContain('name="expirePreviousNow"');
     const first = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets[0]!.secret;
-    const kept = await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, {});
+    const kept = await visitor.follow(await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, {}));
     expect(kept.body).toContain('the previous one signs for 24 h more');
     const second = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets.map((s) => s.secret);
     expect(second).toHaveLength(2);
     expect(second[1]).toBe(first);
-    const retired = await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, { expirePreviousNow: 'true' });
+    const retired = await visitor.follow(await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, { expirePreviousNow: 'true' }));
     expect(retired.statusCode).toBe(200);
     expect(retired.body).toContain('the previous one no longer signs');
     const third = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets.map((s) => s.secret);
@@ -220,8 +225,8 @@ describe('forms', () => {
     const visitor = await signIn(t.app);
     const uris = 'https://partner.example/callback\nhttp://127.0.0.1:3000/cb';
     const done = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: uris });
-    expect(done.statusCode).toBe(200);
-    expect(done.body).toContain('https://partner.example/callback');
+    expect([done.statusCode, done.headers.location]).toEqual([303, '/console/services']);
+    expect((await visitor.follow(done)).body).toContain('now has 2 redirect URIs.');
     expect(await t.ctx.accounts.redirectUris(world.serviceId)).toEqual(['https://partner.example/callback', 'http://127.0.0.1:3000/cb']);
     const refused = await visitor.post(`/console/services/${world.serviceId}/redirect-uris`, { redirectUris: 'https://partner.example/new\nnot a url' });
     expect(refused.body).toContain('1102');
@@ -243,8 +248,8 @@ describe('forms', () => {
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toMatch(/Refused 1102<\/span>: [^<]*targetTemperatureC must be between/);
     const applied = await visitor.post(`/console/devices/${fridge}/control`, { path: path!, value: '3' });
-    expect(applied.statusCode).toBe(200);
-    expect(applied.body).toContain('set; status version');
+    expect([applied.statusCode, applied.headers.location]).toEqual([303, `/console/devices/${fridge}`]);
+    expect((await visitor.follow(applied)).body).toContain('set; status version');
   });
 
   it("runs a virtual appliance's simulator actions and sets the time scale", async () => {
@@ -252,13 +257,13 @@ describe('forms', () => {
     const fridge = world.devices[0]!.deviceId;
     const visitor = await signIn(t.app);
     await visitor.get(`/console/devices/${fridge}`);
-    const opened = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'open-door' });
+    const opened = await visitor.follow(await visitor.post(`/console/devices/${fridge}/sim`, { action: 'open-door' }));
     expect(opened.statusCode).toBe(200);
     expect(opened.body).toContain('open-door done');
     expect(opened.body).toMatch(/data-path="doorStatus\[locationName=MAIN\]\.doorState">OPEN</);
     const refused = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'fly' });
     expect(refused.body).toMatch(/Refused 1102<\/span>: action must be one of/);
-    const scaled = await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: '60' });
+    const scaled = await visitor.follow(await visitor.post(`/console/devices/${fridge}/time-scale`, { scale: '60' }));
     expect(scaled.body).toContain('Time scale set to 60.');
     expect(t.ctx.simulator.timeScale).toBe(60);
     for (const typed of ['abc', '1e309']) {
@@ -273,6 +278,64 @@ describe('forms', () => {
     const page = await visitor.get('/console/devices/nope');
     expect(page.statusCode).toBe(404);
     expect(page.body).toContain('1205');
+  });
+});
+
+describe('after an action (Post/Redirect/Get)', () => {
+  it('redirects a rotation to the services page, which shows the new secret once: never in the URL, never on a reload', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: [] });
+    const visitor = await signIn(t.app);
+    await visitor.get('/console/services');
+    const answer = await visitor.post(`/console/services/${world.serviceId}/rotate-secret`, {});
+    const secret = (await t.ctx.accounts.getService(world.serviceId)).webhookSecrets[0]!.secret;
+    expect([answer.statusCode, answer.headers.location]).toEqual([303, '/console/services']);
+    expect(answer.body).not.toContain(secret);
+    const shown = await visitor.follow(answer);
+    expect(shown.body).toContain(`shown this once: ${secret}`);
+    expect(shown.headers['cache-control']).toBe('no-store');
+    const reloaded = await visitor.get('/console/services');
+    expect(reloaded.body).not.toContain(secret);
+    expect(reloaded.body).toContain('<div id="outcome" aria-live="polite"></div>');
+    expect((await t.ctx.accounts.getService(world.serviceId)).webhookSecrets).toHaveLength(2);
+  });
+
+  it("shows an action's message to the session that acted only, and not once it is a minute old", async () => {
+    let offset = 0;
+    const timed = await testApp({ clock: { now: () => Date.now() + offset } });
+    try {
+      const world = await createWorld(timed.ctx, { deviceTypes: [] });
+      const [operator, other] = [await signIn(timed.app), await signIn(timed.app)];
+      const done = await operator.post(`/console/services/${world.serviceId}/enabled`, { enabled: 'false' });
+      expect((await other.get('/console/services')).body).not.toContain('is disabled: its messages are held.');
+      expect((await operator.follow(done)).body).toContain('test service is disabled: its messages are held.');
+      const late = await operator.post(`/console/services/${world.serviceId}/enabled`, { enabled: 'true' });
+      offset += FLASH_TTL_MS;
+      expect((await operator.follow(late)).body).not.toContain('is enabled');
+      expect((await timed.ctx.accounts.getService(world.serviceId)).enabled).toBe(true);
+    } finally {
+      await timed.close();
+    }
+  });
+
+  it('shows the message on the page after the redirect when another node of the deployment serves it (DESIGN F)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'console-flash-'));
+    const database = isPostgresUrl(process.env.TEST_DATABASE_URL) ? await createTestDatabase(postgresAdminUrl()) : undefined;
+    const databaseUrl = database?.url ?? `sqlite:${join(dir, 'shared.db')}`;
+    const [a, b] = [await testApp({ databaseUrl }), await testApp({ databaseUrl })];
+    try {
+      const world = await createWorld(a.ctx, { deviceTypes: ['DEVICE_REFRIGERATOR'] });
+      const fridge = world.devices[0]!.deviceId;
+      const visitor = await signIn(a.app);
+      await visitor.get(`/console/devices/${fridge}`);
+      const answer = await visitor.post(`/console/devices/${fridge}/sim`, { action: 'open-door' });
+      const page = await b.app.inject({ method: 'GET', url: answer.headers.location as string, headers: { cookie: visitor.cookie } });
+      expect([page.statusCode, page.body]).toEqual([200, expect.stringContaining('open-door done')]);
+    } finally {
+      await a.close();
+      await b.close();
+      await database?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -291,16 +354,16 @@ describe('the delivery log', () => {
     expect(log).toContain(`webhook-sequence: ${message!.sequence}`);
     expect(log).toMatch(/webhook-signature: v1,[A-Za-z0-9+/=]+/);
     expect(log).toContain('&quot;pushType&quot;: &quot;DEVICE_ALIAS_CHANGED&quot;');
-    const resent = await visitor.post(`/console/messages/${message!.messageId}/resend`, { serviceId: world.serviceId });
+    const resent = await visitor.follow(await visitor.post(`/console/messages/${message!.messageId}/resend`, { serviceId: world.serviceId }));
     expect(resent.body).toContain(`Message ${message!.messageId} is due again, with the same webhook-id.`);
-    const recovered = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: '2020-01-01T00:00' });
+    const recovered = await visitor.follow(await visitor.post(`/console/services/${world.serviceId}/recover`, { since: '2020-01-01T00:00' }));
     expect(recovered.body).toContain('0 failed messages are due again.');
     const refused = await visitor.post(`/console/services/${world.serviceId}/recover`, { since: 'yesterday' });
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain('Refused 1102');
   });
 
-  it('keeps the log as filtered after a resend or a recovery from it', async () => {
+  it('goes back to the log as filtered after a resend or a recovery from it', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
     const [washer, dryer] = world.devices.map((d) => d.deviceId);
     expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
@@ -312,9 +375,11 @@ describe('the delivery log', () => {
     const action = (form: string) => new RegExp(`<form method="post" action="([^"]*/${form}[^"]*)"`).exec(log)![1]!.replaceAll('&amp;', '&');
     for (const [url, form] of [[action('resend'), {}], [action('recover'), { since: '2020-01-01T00:00' }]] as const) {
       const answer = await visitor.post(url, { serviceId: world.serviceId, ...form });
-      expect(answer.statusCode).toBe(200);
-      expect(answer.body).toContain('1 message, newest first.');
-      expect(answer.body).toContain(`name="deviceId" value="${dryer}"`);
+      expect([answer.statusCode, answer.headers.location]).toEqual([303, `/console/services/${world.serviceId}/messages?deviceId=${dryer}&limit=50`]);
+      const page = await visitor.follow(answer);
+      expect(page.body).toContain('1 message, newest first.');
+      expect(page.body).toContain(`name="deviceId" value="${dryer}"`);
+      expect(page.body).toContain('class="outcome ok"');
     }
   });
 

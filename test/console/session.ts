@@ -7,6 +7,8 @@ export interface Visitor {
   get(url: string): Promise<LightMyRequestResponse>;
   /** POSTs a form with the CSRF token of the last page read (or `csrf` when given). */
   post(url: string, form: Record<string, string | string[]>, csrf?: string): Promise<LightMyRequestResponse>;
+  /** GETs the page a 303 answer sends the browser to, as a browser does; throws on any other answer. */
+  follow(answer: LightMyRequestResponse): Promise<LightMyRequestResponse>;
   /** The CSRF token of the last page read. */
   csrf: string;
 }
@@ -48,6 +50,11 @@ export async function visit(app: FastifyInstance): Promise<Visitor> {
       visitor.cookie = cookieOf(response) ?? visitor.cookie;
       visitor.csrf = csrfOf(response.body) ?? visitor.csrf;
       return response;
+    },
+    async follow(answer) {
+      const location = answer.headers.location;
+      if (answer.statusCode !== 303 || typeof location !== 'string') throw new Error(`expected a 303, got ${answer.statusCode}: ${answer.body.slice(0, 300)}`);
+      return visitor.get(location);
     },
   };
   await visitor.get('/console/sign-in');

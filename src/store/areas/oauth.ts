@@ -6,7 +6,10 @@
  * Times are epoch milliseconds.
  */
 
-/** One artifact of the authorization server, keyed by its kind and the SHA-256 of its id. */
+/**
+ * One artifact of the authorization server, keyed by its kind and the SHA-256 of its id. The console
+ * keeps its one-time messages here too (kind ConsoleFlash, src/console/session.ts): short-lived, swept alike.
+ */
 export interface OAuthRecord {
   model: string;
   /** The id's hash: a token's value is its id, and the store never holds it in clear. */
