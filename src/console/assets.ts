@@ -75,7 +75,8 @@ document.addEventListener('submit', async (event) => {
     // Not the page the form answers with (a session that ended, a refused CSRF token, a fault): say so.
     if (swapped === 0) {
       const said = next.querySelector('.error, [role=alert], main p');
-      refuse(answer.status === 401 || answer.redirected
+      // A done action is redirected to its page: only one that ends on the sign-in page found no session.
+      refuse(answer.status === 401 || new URL(answer.url).pathname === '/console/sign-in'
         ? 'Your console session has ended: reload the page to sign in again. Nothing was done.'
         : 'The console answered ' + answer.status + (said ? ': ' + said.textContent.trim() : '.'));
     }

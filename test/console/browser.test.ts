@@ -279,6 +279,18 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     expect((await server.ctx.accounts.getService(good.serviceId)).webhookSecrets).toEqual(secrets);
   });
 
+  it('says what the page after a done action answered when it is not that page, not that the session ended', async () => {
+    const { ctx } = server;
+    const user = await ctx.accounts.createUser(demoCountry(ctx.config.region));
+    const dryer = (await ctx.devices.register(user.userNumber, { deviceType: 'DEVICE_DRYER', alias: 'Dryer', virtual: true })).device.deviceId;
+    await page.goto(`${server.url}/console/devices/${dryer}`);
+    // The device goes while its page is open; the time scale (every appliance's) is still set, and its page is no more.
+    await admin('DELETE', `/admin/users/${user.userNumber}/devices/${dryer}`);
+    await page.fill('#time-scale', '1');
+    await page.locator('form[action$="/time-scale"] button').click();
+    await expect(page.locator('#outcome.refused').textContent()).resolves.toMatch(/^The console answered 404: 1205 /);
+  });
+
   it('lists users and devices, and reads well on a phone', async () => {
     await page.goto(`${server.url}/console/users`);
     await shoot('users');
