@@ -8,11 +8,13 @@ export interface MessageFilter {
   status?: MessageStatus;
   deviceId?: string;
   since?: number;
+  /** The messageId of one of the service's messages, the last of the previous page: only those listed after it. */
+  before?: string;
   limit?: number;
 }
 
 export interface OutboxArea {
-  /** A service's messages, newest first. */
+  /** A service's messages, newest first: by created_at, then by the order they were recorded in. */
   listMessages(serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]>;
   getMessage(messageId: string): Promise<OutboxMessage | undefined>;
   /** The attempts of the given messages, by message then attempt number. */

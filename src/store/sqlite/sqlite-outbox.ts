@@ -124,22 +124,17 @@ function reserveSequences(sql: Sql, serviceId: string, deviceId: string, count: 
 
 /** A service's messages, newest first. */
 function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): OutboxMessage[] {
-  const { status = null, deviceId = null, since = null, limit = DEFAULT_LIST_LIMIT } = filter;
+  const { status, deviceId, since, before, limit = DEFAULT_LIST_LIMIT } = filter;
+  // Only the filters given go in: under `? IS NULL OR …`, since and before would not bound the scan of outbox_service_created.
+  const terms: [string, Param][] = [['service_id = ?', serviceId]];
+  if (status !== undefined) terms.push(['status = ?', status]);
+  if (deviceId !== undefined) terms.push(['device_id = ?', deviceId]);
+  if (since !== undefined) terms.push(['created_at >= ?', since]);
+  // The index ends in the rowid id, so the page starts right after `before`, however many share its created_at.
+  if (before !== undefined) terms.push(['(created_at, id) < (SELECT created_at, id FROM outbox WHERE message_id = ?)', before]);
   const rows = sql.all<OutboxRow>(
-    `SELECT ${OUTBOX_COLUMNS} FROM outbox
-     WHERE service_id = ?
-       AND (? IS NULL OR status = ?)
-       AND (? IS NULL OR device_id = ?)
-       AND (? IS NULL OR created_at >= ?)
-     ORDER BY created_at DESC, id DESC
-     LIMIT ?`,
-    serviceId,
-    status,
-    status,
-    deviceId,
-    deviceId,
-    since,
-    since,
+    `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE ${terms.map(([term]) => term).join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    ...terms.map(([, value]) => value),
     limit,
   );
   return rows.map(toMessage);

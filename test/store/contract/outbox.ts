@@ -51,6 +51,27 @@ export function outboxContract(open: () => Promise<Store>): void {
     expect(renames).toEqual(['U2', 'U1']);
   });
 
+  it('pages before the last message of a page in the listing\'s order, also through messages of one time', async () => {
+    await threeMessages();
+    for (const user of ['U2', 'U3']) {
+      await addUser(store(), user);
+      await connect(store(), 'S1', user);
+      await store().shareDevice('D1', user, T0 + 3);
+    }
+    // One message per user of D1, all at T0+4: pages of two end inside them.
+    await store().renameDevice('D1', 'Shared', T0 + 4);
+    expect((await store().listMessages('S1', { since: T0 + 4 })).map((m) => m.createdAt)).toEqual([T0 + 4, T0 + 4, T0 + 4]);
+    for (const filter of [{}, { deviceId: 'D1' }, { since: T0 + 1 }, { status: 'pending' as const, deviceId: 'D2' }]) {
+      const paged = [];
+      let page = await store().listMessages('S1', { ...filter, limit: 2 });
+      while (page.length > 0) {
+        paged.push(...page);
+        page = await store().listMessages('S1', { ...filter, limit: 2, before: page.at(-1)!.messageId });
+      }
+      expect(paged, JSON.stringify(filter)).toEqual(await store().listMessages('S1', filter));
+    }
+  });
+
   it('reads one message by id', async () => {
     await threeMessages();
     const [newest] = await store().listMessages('S1', { limit: 1 });
