@@ -45,16 +45,22 @@ export function messageRoutes(app: AdminApp, ctx: AppContext): void {
   app.get('/services/:serviceId/messages', {
     schema: adminSchema(
       'listServiceMessages', "List a service's messages with their delivery attempts",
-      { description: 'Newest first. Filters: status, deviceId, since (ISO 8601), limit (1 to 1000, default 100).', params: ServiceIdParams, querystring: MessagesQuery },
+      {
+        description: 'Newest first, a page at a time: pass the last messageId of a page as `before` for the next, with the same filters. '
+          + 'Filters: status, deviceId, since (ISO 8601), limit (1 to 1000, default 100).',
+        params: ServiceIdParams,
+        querystring: MessagesQuery,
+      },
       Type.Array(MessageView),
       ['1305'],
     ),
   }, async (request) => {
-    const { status, deviceId, since, limit } = request.query;
+    const { status, deviceId, since, before, limit } = request.query;
     const messages = await accounts.listMessages(request.params.serviceId, {
       ...(status !== undefined ? { status } : {}),
       ...(deviceId !== undefined ? { deviceId } : {}),
       ...(since !== undefined ? { since: parseSince(since) } : {}),
+      ...(before !== undefined ? { before } : {}),
       limit: parseLimit(limit),
     });
     return answer(request, clock, messages.map(messageView));

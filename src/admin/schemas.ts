@@ -197,6 +197,10 @@ export const MessagesQuery = Type.Object(
     status: Type.Optional(Type.Enum(MESSAGE_STATUSES)),
     deviceId: Type.Optional(Type.String()),
     since: Type.Optional(Type.String({ description: 'ISO 8601; messages created at or after it. UTC when it has no zone.', examples: ['2026-01-01T00:00:00Z'] })),
+    before: Type.Optional(Type.String({
+      description: "The messageId of the previous page's last message; the listing goes on with the older ones after it (else 1102).",
+      examples: ['AZt22qgAfweWfd92wkJ6Wg'],
+    })),
     limit: Type.Optional(Type.String({ description: 'An integer from 1 to 1000; default 100.', examples: ['100'] })),
   },
   { additionalProperties: false },

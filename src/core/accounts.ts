@@ -3,7 +3,7 @@ import { DEVICE_TYPES } from '../catalog/index.js';
 import type { UrlCheck } from '../delivery/address-guard.js';
 import { newWebhookSecret } from '../delivery/sign.js';
 import { fail } from '../errors.js';
-import { hashSecret, newUserNumber, randomId, type Clock } from '../ids.js';
+import { hashSecret, isMessageId, newUserNumber, randomId, type Clock } from '../ids.js';
 import type { Phase, Region } from '../config.js';
 import { checkRedirectUri } from '../oauth/clients.js';
 import { countriesOf, isCountryCode, regionOf } from '../regions.js';
@@ -202,12 +202,21 @@ export class Accounts {
   /** The service's messages matching `filter`, each with its attempts in order. */
   async listMessages(serviceId: string, filter: MessageFilter): Promise<MessageWithAttempts[]> {
     await this.getService(serviceId);
+    if (filter.before !== undefined) await this.checkPageEnd(serviceId, filter.before);
     const messages = await this.deps.store.listMessages(serviceId, filter);
     const attempts = await this.deps.store.listAttempts(messages.map((m) => m.messageId));
     return messages.map((message) => ({
       message,
       attempts: attempts.filter((a) => a.messageId === message.messageId).sort((a, b) => a.attempt - b.attempt),
     }));
+  }
+
+  /** `before` must name a message of the service: a mistyped or deleted one would list nothing, as if no older one were left. */
+  private async checkPageEnd(serviceId: string, before: string): Promise<void> {
+    const last = isMessageId(before) ? await this.deps.store.getMessage(before) : undefined;
+    if (last?.serviceId !== serviceId) {
+      throw fail('1102', `before must be the messageId of a message of service ${serviceId}, the last of the previous page; got ${JSON.stringify(before)}.`);
+    }
   }
 
   /** Puts one message back to pending, due now; returns it so as resent, with the attempts it had. */

@@ -133,6 +133,39 @@ describe('admin: messages, resend and recover (DESIGN C, D)', () => {
     expect(await messages('?status=held&limit=1000')).toHaveLength(5);
   });
 
+  it('pages with before, the last messageId of a page, keeping the filters', async () => {
+    await recordLifecycle();
+    const pages: string[][] = [];
+    let query = '?limit=2';
+    for (;;) {
+      const page = await messages(query);
+      pages.push(page.map((m) => m.pushType));
+      if (page.length < 2) break;
+      query = `?limit=2&before=${page.at(-1)!.messageId}`;
+    }
+    expect(pages).toEqual([['DEVICE_UNREGISTERED', 'DEVICE_STATUS'], ['DEVICE_PUSH', 'DEVICE_ALIAS_CHANGED'], ['DEVICE_REGISTERED']]);
+
+    const [unregistered] = await messages('?deviceId=dryer-1&limit=1');
+    expect((await messages(`?deviceId=dryer-1&before=${unregistered!.messageId}`)).map((m) => m.pushType)).toEqual(['DEVICE_ALIAS_CHANGED', 'DEVICE_REGISTERED']);
+    expect((await messages(`?since=${iso(NOW + 2000)}&before=${unregistered!.messageId}`)).map((m) => m.pushType)).toEqual(['DEVICE_STATUS', 'DEVICE_PUSH', 'DEVICE_ALIAS_CHANGED']);
+  });
+
+  it('a before that names no message of the service answers 1102', async () => {
+    await recordLifecycle();
+    const other = (await admin('POST', '/admin/services', { name: 'Other', allowedDevices: ['DEVICE_DRYER'] })).json().response.serviceId as string;
+    for (const before of ['nonsense', 'AAAAAAAAAAAAAAAAAAAAAA', 'A'.repeat(5000), encodeURIComponent('ü'.repeat(22))]) {
+      const res = await admin('GET', `/admin/services/${other}/messages?before=${before}`);
+      expect([res.statusCode, res.json().error], before).toEqual([400, {
+        code: '1102',
+        message: `before must be the messageId of a message of service ${other}, the last of the previous page; got ${JSON.stringify(decodeURIComponent(before))}.`,
+      }]);
+    }
+    // Another service's message is no place in this one's pages.
+    const [own] = await messages('?limit=1');
+    const res = await admin('GET', `/admin/services/${other}/messages?before=${own!.messageId}`);
+    expect([res.statusCode, res.json().error.code]).toEqual([400, '1102']);
+  });
+
   it('reads a since without a zone as UTC whatever the time zone of the process, its T in either case', async () => {
     await recordLifecycle();
     const zone = process.env.TZ;
