@@ -83,14 +83,14 @@ export async function recordMessagesAt(sql: Sql, made: ReadonlyArray<{ spec: Mes
 /** A service's messages, newest first. */
 async function listMessages(sql: Sql, serviceId: string, filter: MessageFilter): Promise<OutboxMessage[]> {
   const { status, deviceId, since, before, limit = DEFAULT_LIST_LIMIT } = filter;
-  // Only the filters given go in: in a generic plan, `$n IS NULL OR …` would not bound the scan of outbox_service_created.
-  // Each term takes one parameter, the next: $ followed by its place.
+  // Only the filters given go in: in a generic plan, `$n IS NULL OR …` would not bound the scan of outbox_service_created_id.
+  // Each term takes one parameter, numbered after those of the terms before it.
   const terms: [string, Param][] = [['service_id = $1', serviceId]];
   const next = () => `$${terms.length + 1}`;
   if (status !== undefined) terms.push([`status = ${next()}`, status]);
   if (deviceId !== undefined) terms.push([`device_id = ${next()}`, deviceId]);
   if (since !== undefined) terms.push([`created_at >= ${next()}`, since]);
-  // id breaks ties of created_at, so the page starts right after `before`, however many share its created_at.
+  // The key of outbox_service_created_id after service_id: the page starts right after `before`, however many share its created_at.
   if (before !== undefined) terms.push([`(created_at, id) < (SELECT created_at, id FROM outbox WHERE message_id = ${next()})`, before]);
   return sql.all<OutboxMessage>(
     `SELECT ${MESSAGE} FROM outbox WHERE ${terms.map(([term]) => term).join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${next()}`,

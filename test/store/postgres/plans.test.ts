@@ -38,12 +38,16 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL plans with a long deliver
   });
   afterAll(() => db?.drop());
 
-  it('a claim and a record find messages by a key (queue, id, lease expiry), never by walking the outbox or its open messages', async () => {
-    // The store's own pool, noting each statement it is sent.
+  /** A store over its own pool, noting in `sent` each statement it is sent. */
+  function notingStore(sent: { text: string; values?: unknown[] }[]) {
     const pool = openPool(db.url);
-    const sent: { text: string; values?: unknown[] }[] = [];
     const noting: Pool = { query: (query) => (sent.push(query), pool.query(query)), connect: () => pool.connect(), end: () => pool.end() };
-    const store = postgresStore(noting, () => openListenClient(db.url));
+    return postgresStore(noting, () => openListenClient(db.url));
+  }
+
+  it('a claim and a record find messages by a key (queue, id, lease expiry), never by walking the outbox or its open messages', async () => {
+    const sent: { text: string; values?: unknown[] }[] = [];
+    const store = notingStore(sent);
     try {
       await store.migrate();
       await addService(store, 'S1');
@@ -85,6 +89,38 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL plans with a long deliver
       });
       expect(statements.length).toBeGreaterThanOrEqual(2);
       expect(walks).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+  it('a page of the delivery log starts at the last message of the previous page by the index, with no sort', async () => {
+    const sent: { text: string; values?: unknown[] }[] = [];
+    const store = notingStore(sent);
+    try {
+      await store.migrate();
+      await addService(store, 'LOG');
+      await withClient(db.url, async (c: pg.Client) => {
+        // A hundred messages at each time, as a change made for a hundred devices at once records them.
+        await c.query(
+          `INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, attempts, next_attempt_at, created_at, delivered_at)
+           SELECT 'log-' || i, 'LOG', 'D' || (i % 100), 'push', 'DEVICE_PUSH', i / 100 + 1, '{}', 'delivered', 1, t, t, t
+           FROM generate_series(0, $1 - 1) AS i, LATERAL (SELECT $2::double precision + i / 100 AS t) AS at`,
+          [DEVICES * HISTORY_PER_DEVICE, T0 - 30 * 24 * HOUR],
+        );
+        await c.query('ANALYZE outbox');
+      });
+
+      sent.length = 0;
+      const page = await store.listMessages('LOG', { before: 'log-10050', limit: 100 });
+      expect([page[0]?.messageId, page.at(-1)?.messageId]).toEqual(['log-10049', 'log-9950']);
+      const [statement] = sent;
+      const plan = await withClient(db.url, async (c: pg.Client) => {
+        const [row] = (await c.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${statement!.text}`, statement!.values)).rows;
+        return nodes(row!['QUERY PLAN'][0]!.Plan);
+      });
+      const scan = plan.find((n) => n['Index Name'] === 'outbox_service_created_id');
+      expect(scan?.['Index Cond']).toContain('ROW(created_at, id) < ROW(');
+      expect(plan.filter((n) => n['Node Type'].includes('Sort') || n['Node Type'] === 'Seq Scan')).toEqual([]);
     } finally {
       await store.close();
     }

@@ -249,7 +249,7 @@ CREATE UNIQUE INDEX outbox_open ON public.outbox USING btree (service_id, device
 
 CREATE INDEX outbox_ready ON public.outbox USING btree (service_id, next_attempt_at, id) WHERE ((status = 'pending'::text) AND queue_head);
 
-CREATE INDEX outbox_service_created ON public.outbox USING btree (service_id, created_at);
+CREATE INDEX outbox_service_created_id ON public.outbox USING btree (service_id, created_at, id);
 
 CREATE INDEX outbox_waiting ON public.outbox USING btree (service_id, status) WHERE (status = ANY (ARRAY['pending'::text, 'held'::text]));
 

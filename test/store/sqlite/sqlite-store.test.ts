@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../../src/store/index.js';
 import type { Store } from '../../../src/store/store.js';
 import type { AttemptRecord } from '../../../src/store/areas/delivery.js';
@@ -323,6 +323,34 @@ describe('what recording keeps of subscribers and endpoints', () => {
     side.prepare("INSERT INTO device_shares (service_id, user_number, grant_id, scopes, device_ids, created_at) VALUES ('S1', 'U1', 'G1', '[]', '[]', ?)").run(T0 + 3);
     await report(T0 + 4, 3);
     expect(statuses()).toEqual(['pending', 'held']);
+  });
+});
+
+describe('the delivery log', () => {
+  it('a page starts at the last message of the previous page by the index, with no sort', async () => {
+    await addService(store, 'S1');
+    const insert = side.prepare(`INSERT INTO outbox (message_id, service_id, device_id, kind, push_type, sequence, body, status, next_attempt_at, created_at, queue_head)
+      VALUES (?, 'S1', 'D1', 'push', 'DEVICE_PUSH', ?, '{}', 'delivered', ?, ?, -2)`);
+    side.transaction(() => {
+      for (let i = 0; i < 1000; i++) insert.run(`log-${i}`, i + 1, T0 + Math.floor(i / 10), T0 + Math.floor(i / 10));
+    })();
+    // The statements the store prepares from here on (a fresh store has none cached).
+    const prepared: string[] = [];
+    const original = Database.prototype.prepare;
+    const prepare = vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, source: string) {
+      prepared.push(source);
+      return original.call(this, source);
+    });
+    try {
+      const page = await store.listMessages('S1', { before: 'log-505', limit: 10 });
+      expect(page.map((m) => m.messageId)).toEqual(['log-504', 'log-503', 'log-502', 'log-501', 'log-500', 'log-499', 'log-498', 'log-497', 'log-496', 'log-495']);
+    } finally {
+      prepare.mockRestore();
+    }
+    const listing = prepared.find((text) => text.includes('ORDER BY created_at DESC'))!;
+    const plan = side.prepare(`EXPLAIN QUERY PLAN ${listing}`).all('S1', 'log-505', 10) as { detail: string }[];
+    expect(plan.map((row) => row.detail)).toContain('SEARCH outbox USING INDEX outbox_service_created (service_id=? AND created_at<?)');
+    expect(plan.filter((row) => row.detail.includes('TEMP B-TREE'))).toEqual([]);
   });
 });
 
