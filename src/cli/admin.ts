@@ -278,15 +278,17 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
 
 function messagesCommand(env: NodeJS.ProcessEnv): Command {
   const messages = new Command('messages').description("a service's messages and their delivery attempts");
-  messages.command('list').argument('<serviceId>').description('messages with their attempts')
+  messages.command('list').argument('<serviceId>').description('messages with their attempts, newest first, a page at a time')
     .addOption(new Option('--status <status>', 'only messages in this state').choices(MESSAGE_STATUSES)).option('--device-id <deviceId>', "only this device's messages")
-    .option('--since <time>', 'ISO 8601').option('--limit <n>', '1 to 1000; default 100')
+    .option('--since <time>', 'ISO 8601').option('--before <messageId>', 'start after this one: the last of the previous page, listed with the same filters')
+    .option('--limit <n>', '1 to 1000; default 100')
     .action(action(env, async ({ accounts }, [serviceId], o) => {
       const since = text(o, 'since');
       const found = await accounts.listMessages(serviceId!, {
         ...(text(o, 'status') !== undefined ? { status: text(o, 'status') as MessageStatus } : {}),
         ...(text(o, 'deviceId') !== undefined ? { deviceId: text(o, 'deviceId')! } : {}),
         ...(since !== undefined ? { since: parseSince(since) } : {}),
+        ...(text(o, 'before') !== undefined ? { before: text(o, 'before')! } : {}),
         limit: parseLimit(text(o, 'limit')),
       });
       return found.map(messageView);

@@ -206,6 +206,22 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
     expect(resent).toMatchObject({ messageId: message!.messageId, pushType: 'DEVICE_ALIAS_CHANGED', deviceId: made.deviceId, status: 'pending', attempts: [] });
   }, 90_000);
 
+  it('messages list pages with --before, the last messageId of a page; one of no message of the service is refused with 1102', async () => {
+    await admin('devices', 'rename', made.deviceId!, '--alias', 'Renamed again');
+    const aliases = (page: Record<string, unknown>[]) => page.map((m) => (m.body as { push: { alias: string } }).push.alias);
+    const first = await admin('messages', 'list', made.serviceId!, '--limit', '1') as unknown as Record<string, unknown>[];
+    const second = await admin('messages', 'list', made.serviceId!, '--limit', '1', '--before', String(first[0]!.messageId)) as unknown as Record<string, unknown>[];
+    expect([aliases(first), aliases(second)]).toEqual([['Renamed again'], ['Renamed']]);
+    expect(await admin('messages', 'list', made.serviceId!, '--before', String(second[0]!.messageId))).toEqual([]);
+
+    const { code, stdout, stderr } = await runCli(['admin', 'messages', 'list', made.serviceId!, '--before', 'nonsense'], env);
+    expect({ code, stdout, stderr: stderr.trim() }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error 1102: before must be the messageId of a message of service ${made.serviceId!}, the last of the previous page; got "nonsense".`,
+    });
+  }, 90_000);
+
   it('devices report refuses JSON nested deeper than 64 levels with 1000, as the admin API refuses such a body, and stores nothing', async () => {
     const { version } = await admin('devices', 'get', made.deviceId!);
     const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
