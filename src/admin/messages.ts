@@ -8,7 +8,7 @@ import { adminSchema, Empty, MessageParams, MessagesQuery, MessageView, RecoverB
 import { messageView } from './views.js';
 
 const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+const MAX_LIMIT = 1000;
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** Whether the day exists in its month: Date.parse takes 2026-02-30 for March 2. */

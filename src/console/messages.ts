@@ -4,7 +4,7 @@
  * through Accounts, as the admin API's /messages calls do.
  */
 import type { FastifyInstance } from 'fastify';
-import { MAX_LIMIT, parseLimit, parseSince } from '../admin/messages.js';
+import { parseSince } from '../admin/messages.js';
 import type { MessageWithAttempts } from '../core/accounts.js';
 import { signatureHeaders } from '../delivery/sign.js';
 import type { MessageStatus, Service } from '../core/model.js';
@@ -15,18 +15,18 @@ import { consolePage, csrf, outcomeBox, when, type Viewer } from './layout.js';
 const STATUSES: MessageStatus[] = ['pending', 'delivering', 'delivered', 'failed', 'held'];
 const STATUS_CLASS: Record<MessageStatus, string> = { pending: 'warn', delivering: 'warn', delivered: 'ok', failed: 'bad', held: 'warn' };
 const EXCERPT = 300;
-/** Messages a page shows, and how many more "older" adds. */
+/** Messages a page shows. */
 const PAGE = 50;
 
-/** The log's query: its filters and how many messages it shows. */
-function logQuery(status: string | undefined, deviceId: string | undefined, limit: number): string {
-  return new URLSearchParams({ ...(status ? { status } : {}), ...(deviceId ? { deviceId } : {}), limit: String(limit) }).toString();
+/** The log's query: its filters, and the message its page starts after. */
+function logQuery(status: string | undefined, deviceId: string | undefined, before: string | undefined): string {
+  return new URLSearchParams({ ...(status ? { status } : {}), ...(deviceId ? { deviceId } : {}), ...(before ? { before } : {}) }).toString();
 }
 
 interface LogQuery {
   status?: string;
   deviceId?: string;
-  limit?: string;
+  before?: string;
 }
 
 /** The log as it was viewed (its filters and length): where a resend or a recovery from it goes back to. */
@@ -73,16 +73,19 @@ async function logPage(deps: ConsoleDeps, viewer: Viewer, serviceId: string, que
   const service = await accounts.getService(serviceId);
   const status = STATUSES.find((s) => s === query.status);
   const deviceId = query.deviceId?.trim() || undefined;
-  const limit = parseLimit(query.limit ?? String(PAGE));
+  const before = query.before || undefined;
   const messages = await accounts.listMessages(service.serviceId, {
     ...(status ? { status } : {}),
     ...(deviceId ? { deviceId } : {}),
-    limit,
+    ...(before ? { before } : {}),
+    limit: PAGE,
   });
   const now = clock.now();
   const base = `/console/services/${encodeURIComponent(service.serviceId)}`;
   const hourAgo = new Date(now - 3_600_000).toISOString().slice(0, 16);
-  const view = logQuery(status, deviceId, limit);
+  const view = logQuery(status, deviceId, before);
+  // A full page may have older messages after it: the next page starts after its last.
+  const older = messages.length === PAGE ? messages.at(-1)?.message.messageId : undefined;
   const body = html`<p><a href="/console/services">Services</a> · <code>${service.serviceId}</code> · push <code>${service.callbackUrl ?? '—'}</code></p>
 ${outcomeBox(outcome)}
 <div class="grid2">
@@ -96,7 +99,7 @@ ${outcomeBox(outcome)}
 </div>
 <p class="muted">${messages.length} message${messages.length === 1 ? '' : 's'}, newest first.</p>
 ${messages.map((m) => messageItem(viewer, service, m, now, view))}
-${messages.length === limit && limit < MAX_LIMIT ? html`<p><a class="button" href="${base}/messages?${logQuery(status, deviceId, Math.min(limit + PAGE, MAX_LIMIT))}">Show ${PAGE} older</a></p>` : ''}`;
+${older ? html`<p><a class="button" href="${base}/messages?${logQuery(status, deviceId, older)}">Older →</a></p>` : ''}`;
   return consolePage(viewer, 'services', `Delivery log · ${service.name}`, body);
 }
 

@@ -414,18 +414,39 @@ describe('the delivery log', () => {
     }
   });
 
-  it('shows 50 messages, and a link to 50 older with the same filters while there are more', async () => {
-    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
-    const washer = world.devices[0]!.deviceId;
+  it('shows 50 messages, and a link to the older ones with the same filters, page after page to the first', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER', 'DEVICE_DRYER'] });
+    const [washer, dryer] = world.devices.map((d) => d.deviceId) as [string, string];
     expect((await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() })).statusCode).toBe(200);
-    for (let i = 0; i < 51; i++) await t.ctx.devices.rename(washer, `Laundry ${i}`);
+    for (let i = 0; i < 101; i++) {
+      await t.ctx.devices.rename(washer, `Laundry ${i}`);
+      await t.ctx.devices.rename(dryer, `Dryer ${i}`);
+    }
     const visitor = await signIn(t.app);
-    const first = (await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${washer}`)).body;
-    expect(first).toContain('50 messages, newest first.');
-    expect(first).toContain(`href="/console/services/${world.serviceId}/messages?deviceId=${washer}&amp;limit=100">Show 50 older</a>`);
-    const more = (await visitor.get(`/console/services/${world.serviceId}/messages?deviceId=${washer}&limit=100`)).body;
-    expect(more).toContain('51 messages, newest first.');
-    expect(more).not.toContain('Show 50 older');
+    const aliases = (page: string) => [...page.matchAll(/&quot;alias&quot;: &quot;([^&]*)&quot;/g)].map((m) => m[1]!);
+    const pages: string[][] = [];
+    const bodies: string[] = [];
+    let url: string | undefined = `/console/services/${world.serviceId}/messages?deviceId=${washer}`;
+    while (url) {
+      const page: string = (await visitor.get(url)).body;
+      pages.push(aliases(page));
+      bodies.push(page);
+      url = /<a class="button" href="([^"]*)">Older →<\/a>/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+      if (url) expect(url).toContain(`deviceId=${washer}&before=`);
+    }
+    const laundry = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => `Laundry ${from - i}`);
+    expect(pages).toEqual([laundry(100, 51), laundry(50, 1), laundry(0, 0)]);
+    // A resend from an older page answers with that page.
+    const resend = /<form method="post" action="([^"]*\/resend[^"]*)"/.exec(bodies[1]!)![1]!.replaceAll('&amp;', '&');
+    const answer = await visitor.post(resend, { serviceId: world.serviceId });
+    expect([answer.statusCode, aliases(answer.body)]).toEqual([200, laundry(50, 1)]);
+  });
+
+  it('refuses an older page after a message not of the service, with 1102', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const visitor = await signIn(t.app);
+    const page = await visitor.get(`/console/services/${world.serviceId}/messages?before=nonsense`);
+    expect([page.statusCode, page.body]).toEqual([400, expect.stringContaining('1102')]);
   });
 });
 
