@@ -215,10 +215,10 @@ export class Devices {
 
   /**
    * A device's report (MQTT, admin API or simulator): must fit the profile's readable values, and
-   * leave the status within its bound (DESIGN J), else 1102.
+   * leave the status within its bound (DESIGN J), else 1102. `registration` as `reports` takes it.
    */
-  async report(deviceId: string, report: unknown): Promise<DeviceState> {
-    const [outcome] = await this.reports(deviceId, [report]);
+  async report(deviceId: string, report: unknown, registration?: string): Promise<DeviceState> {
+    const [outcome] = await this.reports(deviceId, [report], registration);
     if (outcome instanceof DeviceInputRefused) throw outcome;
     return outcome!;
   }
@@ -227,9 +227,12 @@ export class Devices {
    * Reports of one device in the order it sent them, each taken as `report` takes it and all stored
    * in one write (the MQTT bridge hands over together those that came while the last were stored).
    * Per report, the state it left or why it was refused; an unknown device or a store failure
-   * rejects them all, none stored.
+   * rejects them all, none stored. They are stored only on the registration they came for: the one
+   * whose secret hash is `registration` (the device's connection was admitted with it), else the one
+   * known now. One gone by then (the id unregistered, maybe registered again) rejects them all with
+   * DeviceNotRegistered.
    */
-  async reports(deviceId: string, reports: unknown[]): Promise<(DeviceState | DeviceInputRefused)[]> {
+  async reports(deviceId: string, reports: unknown[], registration?: string): Promise<(DeviceState | DeviceInputRefused)[]> {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = reports.map((report) => validateReport(profile, report));
@@ -258,7 +261,8 @@ export class Devices {
           }
           outcomes.push({ state, changesSoFar: changes.length });
         }
-        const version = changes.length ? await this.deps.store.applyReports(deviceId, changes, this.deps.clock.now(), read.version) : state.version;
+        const registered = registration ?? device.secretHash;
+        const version = changes.length ? await this.deps.store.applyReports(deviceId, changes, this.deps.clock.now(), read.version, registered) : state.version;
         return outcomes.map((outcome) =>
           outcome instanceof DeviceInputRefused ? outcome : { ...outcome.state, version: version - (changes.length - outcome.changesSoFar) },
         );
@@ -330,7 +334,8 @@ export class Devices {
   }
 
   /**
-   * Stores a device's answer to the command sent with `state`. A report stored meanwhile (by this node
+   * Stores a device's answer to the command sent with `state`, on the registration it was sent to
+   * (else DeviceNotRegistered). A report stored meanwhile (by this node
    * or another) is older than the answer, so the answer is made again on the status as stored: what
    * that report changed and the answer did not, stays, and what the device answered wins, even a value
    * `state` had already.
@@ -341,7 +346,7 @@ export class Devices {
     return whileStatusMoves(async (first) => {
       // The first was checked by the caller.
       if (first && change !== null) {
-        const version = await this.deps.store.applyReport(device.deviceId, outcome.status, change, this.deps.clock.now(), state.version);
+        const version = await this.deps.store.applyReport(device.deviceId, outcome.status, change, this.deps.clock.now(), state.version, device.secretHash);
         return { ...state, status: outcome.status, version };
       }
       // Tried again, or an answer that changes nothing on `state`: the status as stored may still differ from it.
@@ -352,7 +357,7 @@ export class Devices {
       if (over) throw fail('2208', `Device ${device.deviceId} answered with a status that cannot be kept: ${over}.`);
       const report = diffStatus(profile, before.status, after);
       if (report === null) return before;
-      const version = await this.deps.store.applyReport(device.deviceId, after, report, this.deps.clock.now(), before.version);
+      const version = await this.deps.store.applyReport(device.deviceId, after, report, this.deps.clock.now(), before.version, device.secretHash);
       return { ...before, status: after, version };
     });
   }

@@ -29,8 +29,11 @@ import type { GatewayLogger } from './logger.js';
 
 /** What the bridge asks of Devices. */
 export interface DeviceSink {
-  /** Per report in order, what became of it: a refusal (DeviceInputRefused) or anything else once stored. */
-  reports(deviceId: string, reports: unknown[]): Promise<unknown[]>;
+  /**
+   * Per report in order, what became of it: a refusal (DeviceInputRefused) or anything else once
+   * stored; stored only on the registration whose secret hash is `registration`, when given.
+   */
+  reports(deviceId: string, reports: unknown[], registration?: string): Promise<unknown[]>;
   push(deviceId: string, pushCode: unknown): Promise<void>;
   setConnection(deviceId: string, online: boolean): Promise<void>;
 }
@@ -157,9 +160,10 @@ export class Bridge {
   private readonly order = new KeyedLock();
   /**
    * Per device, the reports taken since its last message began to be handled, handled together when
-   * their turn comes: what a device sends while its last reports are being stored shares one write.
+   * their turn comes: what a device sends while its last reports are being stored shares one write,
+   * when admitted for the same registration.
    */
-  private readonly waiting = new Map<string, { payloads: Buffer[]; handled: Promise<Outcome[]> }>();
+  private readonly waiting = new Map<string, { payloads: Buffer[]; registration: string | undefined; handled: Promise<Outcome[]> }>();
   private readonly inFlight = new Set<Promise<Outcome>>();
 
   constructor(private readonly deps: BridgeDeps) {}
@@ -168,8 +172,11 @@ export class Bridge {
    * Takes one message; the promise settles with its outcome once it is handled and never rejects.
    * null once the bridge is stopping: the message is not taken and must not be acknowledged.
    * `retained` is for a retained message replayed to a new subscription, not a device's live publish.
+   * `registration` is the secret hash the device's connection was admitted with (the embedded
+   * broker's): its reports are stored on that registration only, else dropped as from a device not
+   * registered. Without it, the registration known when the report is handled.
    */
-  take(topic: string, payload: Buffer | string, retained: boolean): Promise<Outcome> | null {
+  take(topic: string, payload: Buffer | string, retained: boolean, registration?: string): Promise<Outcome> | null {
     if (this.stopping) return null;
     const parsed = parseTopic(topic);
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
@@ -184,7 +191,7 @@ export class Bridge {
       if (connection.ok && !connection.value.online) this.deps.results.offline(parsed.deviceId);
     }
     let work: Promise<Outcome>;
-    if (parsed.kind === 'state') work = this.queueReport(parsed, bytes);
+    if (parsed.kind === 'state') work = this.queueReport(parsed, bytes, registration);
     else {
       // A report taken after this message is handled after it: no earlier batch may take it.
       this.waiting.delete(parsed.deviceId);
@@ -229,18 +236,18 @@ export class Bridge {
     }
   }
 
-  /** Joins the device's waiting batch of reports, or starts one that waits for the device's turn. */
-  private queueReport(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
+  /** Joins the device's waiting batch of reports of the same registration, or starts one that waits for the device's turn. */
+  private queueReport(topic: DeviceTopic, payload: Buffer, registration: string | undefined): Promise<Outcome> {
     const { deviceId } = topic;
     let batch = this.waiting.get(deviceId);
-    if (!batch) {
+    if (!batch || batch.registration !== registration) {
       const payloads: Buffer[] = [];
       const handled = this.order.run(deviceId, () => {
         // Its turn: the reports taken from now on wait for the next one.
         if (this.waiting.get(deviceId)?.payloads === payloads) this.waiting.delete(deviceId);
-        return this.handleReports(topic, payloads);
+        return this.handleReports(topic, payloads, registration);
       });
-      batch = { payloads, handled };
+      batch = { payloads, registration, handled };
       this.waiting.set(deviceId, batch);
     }
     const index = batch.payloads.push(payload) - 1;
@@ -248,13 +255,13 @@ export class Bridge {
   }
 
   /** Never rejects: whatever a device sends, the bridge goes on. Refusals stand alone; a failure fails them all. */
-  private async handleReports(topic: DeviceTopic, payloads: Buffer[]): Promise<Outcome[]> {
+  private async handleReports(topic: DeviceTopic, payloads: Buffer[], registration: string | undefined): Promise<Outcome[]> {
     let refused: (Outcome | null)[] = [];
     try {
       const decoded = payloads.map((payload) => decodeReport(payload));
       refused = decoded.map((report) => (report.ok ? null : this.reject(topic, report.problem)));
       const accepted = decoded.flatMap((report) => (report.ok ? [report.value] : []));
-      const results = accepted.length ? await this.deps.devices.reports(topic.deviceId, accepted) : [];
+      const results = accepted.length ? await this.deps.devices.reports(topic.deviceId, accepted, registration) : [];
       let next = 0;
       return refused.map((outcome) => {
         if (outcome) return outcome;

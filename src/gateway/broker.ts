@@ -364,7 +364,7 @@ export class EmbeddedBroker {
   /** Hands the publish to the bridge while the device is still registered with the secret the client connected with. */
   private registeredThenHandOver(client: Client, identity: Identity, packet: PublishPacket): Eventually<Admission> {
     return andThen(this.stillRegistered(identity), (registered) => {
-      if (registered) return this.handOver(packet);
+      if (registered) return this.handOver(packet, identity.secretHash);
       this.options.logger.warn({ deviceId: identity.deviceId, topic: packet.topic }, 'MQTT publish refused: the device is no longer registered with the secret it connected with');
       this.endingSessions.add(client);
       this.unregistered.add(client);
@@ -372,9 +372,10 @@ export class EmbeddedBroker {
     });
   }
 
-  private handOver(packet: PublishPacket): Admission {
+  /** `registration`: the secret hash the device connected with, which its reports are stored for. */
+  private handOver(packet: PublishPacket, registration?: string): Admission {
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
-    const taken = this.options.bridge.take(packet.topic, packet.payload, false);
+    const taken = this.options.bridge.take(packet.topic, packet.payload, false, registration);
     // Refused while shutting down: no PUBACK, so the device sends it again to the next instance.
     if (!taken) return { refused: REASON.serverShuttingDown, why: 'the gateway is shutting down; send the message again when connected again' };
     return { taken };

@@ -42,6 +42,8 @@ export interface SimulatorDeps {
 /** One virtual device as the simulator keeps it between minutes. */
 interface Appliance {
   deviceId: string;
+  /** The registration simulated (its secret hash): what it reports is stored on that one only. */
+  secretHash: string;
   model: CatalogModel;
   memory: Memory;
   /** Bumped by each command: work that read the status before a command must not write over it. */
@@ -200,12 +202,14 @@ export class Simulator implements DeviceChannel {
     for (const device of devices) this.adopt(device);
   }
 
+  /** The appliance simulating the device's registration: one of an earlier registration of its id is replaced. */
   private adopt(device: Device): Appliance | undefined {
     const known = this.appliances.get(device.deviceId);
-    if (known) return known;
+    if (known?.secretHash === device.secretHash) return known;
     const model = getModel(device.deviceType, device.modelName);
     if (!model) return undefined;
-    const appliance: Appliance = { deviceId: device.deviceId, model, memory: emptyMemory(), generation: 0, reporting: false, commands: [] };
+    const { deviceId, secretHash } = device;
+    const appliance: Appliance = { deviceId, secretHash, model, memory: emptyMemory(), generation: 0, reporting: false, commands: [] };
     this.appliances.set(device.deviceId, appliance);
     return appliance;
   }
@@ -246,7 +250,7 @@ export class Simulator implements DeviceChannel {
     if (outcome.report) {
       appliance.reporting = true;
       try {
-        state = await this.deps.devices.report(appliance.deviceId, outcome.report);
+        state = await this.deps.devices.report(appliance.deviceId, outcome.report, appliance.secretHash);
         if (appliance.generation !== generation) state = (await this.repair(appliance, outcome.report)) ?? state;
       } finally {
         appliance.reporting = false;
@@ -273,7 +277,7 @@ export class Simulator implements DeviceChannel {
       correction = mergeStatus(profile, correction, commandFor(item, last));
       needed = true;
     }
-    return needed ? this.deps.devices.report(appliance.deviceId, correction) : undefined;
+    return needed ? this.deps.devices.report(appliance.deviceId, correction, appliance.secretHash) : undefined;
   }
 
   private async continueScenario(scenario: PendingScenario): Promise<void> {

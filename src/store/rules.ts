@@ -2,6 +2,7 @@
  * Rules the store applies that are decisions, not SQL: written once here, each backend runs them
  * inside its own transaction.
  */
+import { DeviceNotRegistered, StatusMoved } from '../core/errors.js';
 
 /**
  * Whether a pair holding `held` unexpired event subscriptions (counted as GET /event lists them) may
@@ -9,4 +10,22 @@
  */
 export function mayCreateEventSubscription(held: number, limit: number): boolean {
   return held < limit;
+}
+
+/**
+ * Why a status write stored nothing, given the device's secret as stored now (undefined when it is
+ * gone): the registration the write was for (its secret) is gone, the status moved since `from`, or
+ * the device is unknown.
+ */
+export function statusNotWritten(deviceId: string, stored: string | undefined, from: number | undefined, secretHash: string | undefined): Error {
+  if (secretHash !== undefined && stored !== secretHash) {
+    return new DeviceNotRegistered(`Device ${deviceId} is no longer registered as it was when its report came; the report is not stored.`);
+  }
+  if (from !== undefined && stored !== undefined) return new StatusMoved(deviceId);
+  return unknownDevice(deviceId);
+}
+
+/** Why a status write for a device that is not registered stored nothing. */
+export function unknownDevice(deviceId: string): Error {
+  return new Error(`Device ${deviceId} is not registered; its report is not stored`);
 }

@@ -9,6 +9,7 @@ import { createContext } from '../../src/context.js';
 import { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { systemClock } from '../../src/ids.js';
 import { LOOKUP_TTL_MS } from '../../src/core/cache.js';
+import { DeviceNotRegistered } from '../../src/core/errors.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
 import { encodeCommandResult } from '../../src/device-protocol/codec.js';
 import type { DeviceStatus } from '../../src/catalog/types.js';
@@ -439,6 +440,33 @@ describe('embedded broker access rules (DESIGN B)', () => {
     // What the old connection's end would have set goes through the bridge after the cut.
     await sleep(300);
     expect((await p.state(device.deviceId)).online).toBe(true);
+  });
+
+  it('drops a report admitted before its device was unregistered and registered again: none lands on the new registration', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    // The report, admitted for the first registration, waits at Devices while the id is registered again.
+    const { devices } = cloud.ctx;
+    const reports = devices.reports.bind(devices);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let handedOver!: (report: { storing: Promise<unknown> }) => void;
+    const admitted = new Promise<{ storing: Promise<unknown> }>((resolve) => (handedOver = resolve));
+    devices.reports = (...args) => {
+      const storing = released.then(() => reports(...args));
+      handedOver({ storing });
+      return storing;
+    };
+    void client.report({ humidity: { currentHumidity: 99 } }).catch(() => undefined);
+    const { storing } = await admitted;
+    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    const registered = await p.state(device.deviceId);
+    release();
+
+    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect(await p.state(device.deviceId)).toEqual(registered);
   });
 
   it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
+import { DeviceNotRegistered } from '../../src/core/errors.js';
 import { Simulator } from '../../src/sim/simulator.js';
 import { ManualScheduler, read, simWorld, type SimWorld } from './helpers.js';
 
@@ -114,6 +115,44 @@ describe('the simulator', () => {
       code: '1102',
       message: 'args.location is not taken: this device has no locations; got "MAIN"',
     });
+  });
+
+  it('stores its reports only on the registration it simulates: none lands on the device registered again under the id meanwhile', async () => {
+    w = await simWorld({ start: false });
+    const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
+    const { devices } = w.ctx;
+    const before = await devices.state(washer);
+    let again = false;
+    const scheduler = new ManualScheduler();
+    // The id is unregistered and registered again while the simulator's report of the first registration is on its way.
+    const racing = new Simulator({
+      devices: {
+        get: (id) => devices.get(id),
+        state: (id) => devices.state(id),
+        push: (id, code) => devices.push(id, code),
+        setConnection: (id, online) => devices.setConnection(id, online),
+        async report(id, report, registration) {
+          if (!again) {
+            again = true;
+            await devices.unregister(id, w.userNumber);
+            await devices.register(w.userNumber, { deviceType: 'DEVICE_WASHER', modelName: 'FH0D7DDNK0_WIFI', alias: 'again', deviceId: id, virtual: true });
+          }
+          return devices.report(id, report, registration);
+        },
+      },
+      listVirtualDevices: async () => [await devices.get(washer)],
+      listUserDevices: async () => [await devices.get(washer)],
+      clock: scheduler,
+      scheduler,
+      timeScale: 1,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    await expect(racing.act(washer, 'start')).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect(await devices.state(washer)).toEqual(before);
+    // The registration it simulates from then on is the new one, whose reports are stored.
+    expect(await racing.act(washer, 'start')).toMatchObject({ version: 2 });
   });
 
   it('keeps what a command set when the command lands while a minute is being reported', async () => {

@@ -45,16 +45,18 @@ export interface DevicesArea {
    * subscription. An empty report changes nothing and returns the current version. Rejects when the
    * device is unknown. Given `from`, the version the status was worked out from: when the stored
    * version is another (another process wrote the status since), it stores nothing and rejects with
-   * StatusMoved (core/errors.ts).
+   * StatusMoved (core/errors.ts). Given `secretHash`, the registration the change is for (each
+   * registration of an id has a secret of its own): when the device is no longer registered with
+   * it (unregistered, maybe registered again since), it stores nothing and rejects with DeviceNotRegistered.
    */
-  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number, from?: number): Promise<number>;
+  applyReport(deviceId: string, status: DeviceStatus, report: DeviceStatus, at: number, from?: number, secretHash?: string): Promise<number>;
   /**
    * The reports of one device in order, in one write, as many applyReport calls would leave them: the
    * status of the last that is not empty, the version up by one and DEVICE_STATUS recorded per report
    * that is not empty. Returns the version after the last; rejects, storing none, when the device is
-   * unknown, and as applyReport does when `from` is not the stored version.
+   * unknown, and as applyReport does when `from` is not the stored version or `secretHash` not the registration's.
    */
-  applyReports(deviceId: string, reports: StatusChange[], at: number, from?: number): Promise<number>;
+  applyReports(deviceId: string, reports: StatusChange[], at: number, from?: number, secretHash?: string): Promise<number>;
   /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
   recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
   setOnline(deviceId: string, online: boolean): Promise<boolean>;

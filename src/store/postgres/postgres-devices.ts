@@ -15,7 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import { StatusMoved } from '../../core/errors.js';
+import { statusNotWritten, unknownDevice } from '../rules.js';
 import type { Device, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
@@ -150,7 +150,7 @@ function stateReads(sql: Sql): BatchedReads<StateRow> {
  * status row stays locked until commit, so the reports of one device, and the order of their
  * messages, take turns.
  */
-async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number, from?: number): Promise<number> {
+async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number, from?: number, secretHash?: string): Promise<number> {
   const changes = reports.filter((change) => !isEmptyReport(change.report));
   if (changes.length === 0) {
     const state = await sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = $1', deviceId);
@@ -160,19 +160,22 @@ async function applyReports(sql: Sql, deviceId: string, reports: StatusChange[],
   return sql.transaction(async (tx) => {
     // One write of the last status for them all: what the ones before left is never read by anyone.
     // The status was read outside this transaction: another node may have written it since (its
-    // report, a control through it), and writing over that would lose its change.
+    // report, a control through it), and writing over that would lose its change; or registered the
+    // id again since the report came, which the secret tells apart.
     const updated = await tx.one<{ version: number; deviceType: string }>(
       `UPDATE device_states s SET status = $2, version = s.version + $3 FROM devices d
        WHERE s.device_id = $1 AND d.device_id = s.device_id AND ($4::integer IS NULL OR s.version = $4)
+         AND ($5::text IS NULL OR d.secret_hash = $5)
        RETURNING s.version, d.device_type AS "deviceType"`,
       deviceId,
       JSON.stringify(changes[changes.length - 1]!.status),
       changes.length,
       from ?? null,
+      secretHash ?? null,
     );
     if (!updated) {
-      if (from !== undefined && (await tx.one('SELECT 1 FROM device_states WHERE device_id = $1', deviceId))) throw new StatusMoved(deviceId);
-      throw unknownDevice(deviceId);
+      const stored = await storedSecrets(tx, [deviceId]);
+      throw statusNotWritten(deviceId, stored.get(deviceId), from, secretHash);
     }
     // Only services that still allow the device's type, and pairs whose share holds it: narrowing
     // allowedDevices or a consent silences the others at once (DESIGN J).
@@ -195,23 +198,26 @@ interface ReportCall {
   changes: StatusChange[];
   at: number;
   from: number | undefined;
+  secretHash: string | undefined;
 }
 
 /**
  * The group's status writes in one statement. Its status rows are locked first, all of them and in
  * the order of their keys, so that two groups of two nodes never wait on each other in a cycle: the
  * count is one row, which the UPDATE joins, so it is whole before any row is updated. A row whose
- * version is not the one its caller read is left as it is (see applyReports). The writes come as one
+ * version is not the one its caller read, or whose device is not the registration its caller wrote
+ * for, is left as it is (see applyReports). The writes come as one
  * JSON array ($2), as the messages do (see recordMessagesAt).
  */
 const UPDATE_GROUP = `WITH v AS (
-    SELECT * FROM json_to_recordset($2::json) AS v (device_id text, status text, n integer, expected integer)
+    SELECT * FROM json_to_recordset($2::json) AS v (device_id text, status text, n integer, expected integer, secret_hash text)
   ), locked AS (
     SELECT count(*) FROM (SELECT 1 FROM device_states WHERE device_id = ANY ($1::text[]) ORDER BY device_id FOR UPDATE) l
   )
   UPDATE device_states s SET status = v.status, version = s.version + v.n
   FROM v CROSS JOIN locked, devices d
   WHERE s.device_id = v.device_id AND d.device_id = s.device_id AND (v.expected IS NULL OR s.version = v.expected)
+    AND (v.secret_hash IS NULL OR d.secret_hash = v.secret_hash)
   RETURNING s.device_id AS "deviceId", s.version, d.device_type AS "deviceType"`;
 
 /** The event subscribers of each device of the group (their types given), as applyReports reads them for one. */
@@ -230,7 +236,7 @@ const GROUP_SUBSCRIBERS = `SELECT e.device_id AS "deviceId", e.service_id AS "se
  */
 async function applyReportGroup(sql: Sql, calls: ReportCall[]): Promise<Array<Outcome<number>>> {
   const alone = (call: ReportCall): Promise<Outcome<number>> =>
-    applyReports(sql, call.deviceId, call.changes, call.at, call.from).then(
+    applyReports(sql, call.deviceId, call.changes, call.at, call.from, call.secretHash).then(
       (value) => ({ ok: true, value }),
       (error: unknown) => ({ ok: false, error }),
     );
@@ -248,6 +254,7 @@ async function writeReportGroup(tx: Sql, calls: ReportCall[]): Promise<Array<Out
     status: JSON.stringify(c.changes[c.changes.length - 1]!.status),
     n: c.changes.length,
     expected: c.from ?? null,
+    secret_hash: c.secretHash ?? null,
   }));
   const updated = await tx.all<{ deviceId: string; version: number; deviceType: string }>(
     UPDATE_GROUP,
@@ -277,22 +284,21 @@ async function writeReportGroup(tx: Sql, calls: ReportCall[]): Promise<Array<Out
   });
   await recordMessagesAt(tx, made);
   const refused = calls.filter((call) => !written.has(call.deviceId));
-  const stored = refused.length > 0 ? await storedDevices(tx, refused.map((call) => call.deviceId)) : new Set<string>();
+  const stored = refused.length > 0 ? await storedSecrets(tx, refused.map((call) => call.deviceId)) : new Map<string, string>();
   return calls.map((call): Outcome<number> => {
     const row = written.get(call.deviceId);
     if (row) return { ok: true, value: row.version };
-    return { ok: false, error: call.from !== undefined && stored.has(call.deviceId) ? new StatusMoved(call.deviceId) : unknownDevice(call.deviceId) };
+    return { ok: false, error: statusNotWritten(call.deviceId, stored.get(call.deviceId), call.from, call.secretHash) };
   });
 }
 
-/** Which of the devices have a status row. */
-async function storedDevices(sql: Sql, deviceIds: string[]): Promise<Set<string>> {
-  const rows = await sql.all<{ deviceId: string }>('SELECT device_id AS "deviceId" FROM device_states WHERE device_id = ANY ($1::text[])', deviceIds);
-  return new Set(rows.map((row) => row.deviceId));
-}
-
-function unknownDevice(deviceId: string): Error {
-  return new Error(`Device ${deviceId} is not registered; its report is not stored`);
+/** The secret each of the devices is registered with now, for those registered. */
+async function storedSecrets(sql: Sql, deviceIds: string[]): Promise<Map<string, string>> {
+  const rows = await sql.all<{ deviceId: string; secretHash: string }>(
+    'SELECT device_id AS "deviceId", secret_hash AS "secretHash" FROM devices WHERE device_id = ANY ($1::text[])',
+    deviceIds,
+  );
+  return new Map(rows.map((row) => [row.deviceId, row.secretHash]));
 }
 
 interface PushRow {
@@ -381,10 +387,10 @@ export function deviceReports(sql: Sql): DeviceReports {
 export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
   const states = stateReads(sql);
   // Reports that change nothing write nothing, as applyReports has it, and need no group.
-  const applying = async (deviceId: string, reported: StatusChange[], at: number, from?: number): Promise<number> => {
+  const applying = async (deviceId: string, reported: StatusChange[], at: number, from?: number, secretHash?: string): Promise<number> => {
     const changes = reported.filter((change) => !isEmptyReport(change.report));
-    if (changes.length === 0) return applyReports(sql, deviceId, changes, at, from);
-    return groups.run({ deviceId, changes, at, from });
+    if (changes.length === 0) return applyReports(sql, deviceId, changes, at, from, secretHash);
+    return groups.run({ deviceId, changes, at, from, secretHash });
   };
   return {
     ...area(sql, {
@@ -400,7 +406,7 @@ export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
       const row = await states.read(deviceId);
       return row && { statusJson: row.status, version: row.version, online: row.online };
     },
-    applyReport: (deviceId, status, report, at, from) => applying(deviceId, [{ status, report }], at, from),
+    applyReport: (deviceId, status, report, at, from, secretHash) => applying(deviceId, [{ status, report }], at, from, secretHash),
     applyReports: applying,
   };
 }

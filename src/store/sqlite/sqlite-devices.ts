@@ -20,7 +20,7 @@ import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { ExpiringMap, LOOKUP_TTL_MS } from '../../core/cache.js';
-import { StatusMoved } from '../../core/errors.js';
+import { statusNotWritten, unknownDevice } from '../rules.js';
 import { sharedWith } from './sqlite-oauth.js';
 
 /** Entries of the status cache at most: the oldest go first beyond it. */
@@ -171,16 +171,25 @@ function getDeviceStatusJson(sql: Sql, deviceId: string): DeviceStatusJson | und
  * The version after the reports (see DevicesArea.applyReports), and the status they left when they
  * changed it; throws for an unknown device.
  */
-function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: number, from?: number): { version: number; written?: DeviceStatusJson } {
+function applyReports(
+  sql: Sql,
+  deviceId: string,
+  reports: StatusChange[],
+  at: number,
+  from?: number,
+  secretHash?: string,
+): { version: number; written?: DeviceStatusJson } {
   return sql.write(() => {
     const changes = reports.filter((change) => !isEmptyReport(change.report));
     if (changes.length === 0) return { version: versionOf(sql, deviceId) };
     // One write of the last status for them all: what the ones before left is never read by anyone.
     // The status row goes with its device (ON DELETE CASCADE), so the device's type comes with it.
-    // Another process on the file (the admin CLI) may have written the status since it was read.
+    // Another process on the file (the admin CLI) may have written the status since it was read, or
+    // registered the id again since the report came: the secret tells its registrations apart.
     const statusJson = JSON.stringify(changes[changes.length - 1]!.status);
     const updated = sql.one<{ version: number; device_type: DeviceType; online: number }>(
       `UPDATE device_states SET status = ?, version = version + ? WHERE device_id = ? AND (? IS NULL OR version = ?)
+         AND (? IS NULL OR (SELECT secret_hash FROM devices d WHERE d.device_id = device_states.device_id) = ?)
        RETURNING version, (SELECT device_type FROM devices d WHERE d.device_id = device_states.device_id) AS device_type,
          (SELECT online FROM devices d WHERE d.device_id = device_states.device_id) AS online`,
       statusJson,
@@ -188,10 +197,12 @@ function applyReports(sql: Sql, deviceId: string, reports: StatusChange[], at: n
       deviceId,
       from ?? null,
       from ?? null,
+      secretHash ?? null,
+      secretHash ?? null,
     );
     if (!updated) {
-      if (from !== undefined && sql.one('SELECT 1 FROM device_states WHERE device_id = ?', deviceId)) throw new StatusMoved(deviceId);
-      throw unknownDevice(deviceId);
+      const stored = sql.one<{ secret_hash: string }>('SELECT secret_hash FROM devices WHERE device_id = ?', deviceId);
+      throw statusNotWritten(deviceId, stored?.secret_hash, from, secretHash);
     }
     const place = { deviceId, deviceType: updated.device_type };
     const subscribers = keptLookup(sql, 'event subscribers', deviceId, () => eventSubscribers(sql, place));
@@ -204,10 +215,6 @@ function versionOf(sql: Sql, deviceId: string): number {
   const row = sql.one<{ version: number }>('SELECT version FROM device_states WHERE device_id = ?', deviceId);
   if (!row) throw unknownDevice(deviceId);
   return row.version;
-}
-
-function unknownDevice(deviceId: string): Error {
-  return new Error(`Device ${deviceId} is not registered; its report is not stored`);
 }
 
 /** An unknown device has no subscribers, so nothing is recorded for it. */
@@ -352,8 +359,8 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
   // A status written by a group is kept once the group committed, which the promise says: the next
   // control or report of the device reads it from memory. Nothing runs between the commit and this
   // callback (its microtask), so no other write of the device can come between.
-  const applying = async (deviceId: string, changes: StatusChange[], at: number, from?: number): Promise<number> => {
-    const { version, written } = await reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at, from)));
+  const applying = async (deviceId: string, changes: StatusChange[], at: number, from?: number, secretHash?: string): Promise<number> => {
+    const { version, written } = await reports.run(() => changing(deviceId, () => applyReports(sql, deviceId, changes, at, from, secretHash)));
     if (written) statuses.set(deviceId, written);
     return version;
   };
@@ -374,7 +381,7 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     getDeviceStatusJson: statusJson,
     // Dropped when the group runs the work, in its transaction (before that the entry is what is
     // committed), and kept again once the group committed.
-    applyReport: (deviceId, status, report, at, from) => applying(deviceId, [{ status, report }], at, from),
+    applyReport: (deviceId, status, report, at, from, secretHash) => applying(deviceId, [{ status, report }], at, from, secretHash),
     applyReports: applying,
     recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
     setOnline: async (deviceId, online) => changing(deviceId, () => setOnline(sql, deviceId, online)),

@@ -1,8 +1,8 @@
 /** Contract: devices, their users, status and connection. */
 import { describe, expect, it } from 'vitest';
-import { StatusMoved } from '../../../src/core/errors.js';
+import { DeviceNotRegistered, StatusMoved } from '../../../src/core/errors.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, DRYER, freshStore, newDevice, pushTypes, recorded, T0, WASHER } from './world.js';
+import { addDevice, addService, addUser, connect, DRYER, freshStore, HOUR, newDevice, pushTypes, recorded, T0, WASHER } from './world.js';
 
 export function devicesContract(open: () => Promise<Store>): void {
   const store = freshStore(open);
@@ -168,6 +168,34 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: { a: 1 }, version: 2, online: true });
       expect(await store().listMessages('S1', { deviceId: 'D1' })).toHaveLength(1);
       expect(await store().applyReports('D1', [{ status: { a: 1, b: 1 }, report: { b: 1 } }], T0 + 3, 2)).toBe(3);
+    });
+
+    it('stores a report only on the registration it came for: none on the device registered again under its id', async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      const first = await addDevice(store(), 'D1', 'U1');
+      await store().unregisterDevice('D1', 'U1', T0 + 1);
+      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1' }, 'U1', T0 + 2);
+      await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 10);
+      const stale = { runState: { currentState: 'RUNNING' } };
+
+      // Alone, and among reports of other devices asked for at once (a group on PostgreSQL).
+      await expect(store().applyReport('D1', stale, stale, T0 + 3, 1, first.secretHash)).rejects.toBeInstanceOf(DeviceNotRegistered);
+      await expect(store().applyReports('D1', [{ status: stale, report: stale }], T0 + 3, undefined, first.secretHash)).rejects.toBeInstanceOf(DeviceNotRegistered);
+      await addDevice(store(), 'D2', 'U1');
+      const outcomes = await Promise.allSettled([
+        store().applyReport('D1', stale, stale, T0 + 4, 1, first.secretHash),
+        store().applyReport('D2', stale, stale, T0 + 4, 1, 'secret-of-D2'),
+      ]);
+      expect(outcomes).toMatchObject([{ status: 'rejected', reason: expect.any(DeviceNotRegistered) }, { status: 'fulfilled', value: 2 }]);
+      // Gone altogether, it is the same.
+      await store().unregisterDevice('D2', 'U1', T0 + 5);
+      await expect(store().applyReport('D2', stale, stale, T0 + 6, 2, 'secret-of-D2')).rejects.toBeInstanceOf(DeviceNotRegistered);
+
+      expect(await store().getDeviceState('D1')).toEqual({ deviceId: 'D1', status: newDevice('D1').status, version: 1, online: true });
+      expect((await recorded(store(), 'S1', 'D1')).map((r) => r.message.pushType)).not.toContain('DEVICE_STATUS');
+      expect(await store().applyReport('D1', stale, stale, T0 + 7, 1, 'secret-of-the-second-D1')).toBe(2);
     });
 
     it('takes reports asked for at once, of many devices, together; refuses only those that fail', async () => {
