@@ -92,11 +92,7 @@ export class Devices {
     }
     if (!(await store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
     if (await store.getDevice(deviceId)) throw fail('1102', `Device ${deviceId} is already registered.`);
-    if (input.groupId !== undefined) {
-      // A washtower is one washer and one dryer: clients pair the halves by groupId.
-      const half = (await store.listUserDevices(userNumber)).find((d) => d.groupId === input.groupId && d.deviceType === input.deviceType);
-      if (half) throw fail('1102', `groupId ${JSON.stringify(input.groupId)} already has its ${input.deviceType}: ${half.deviceId}.`);
-    }
+    await this.checkGroupHalf(userNumber, input);
     const virtual = input.virtual ?? this.deps.virtualByDefault;
     const deviceSecret = randomId(24);
     const groupId = WASHTOWER_HALVES.has(input.deviceType) ? (input.groupId ?? String(Math.floor(clock.now() * 1000))) : null;
@@ -115,13 +111,22 @@ export class Devices {
       userNumber,
       clock.now(),
     ).catch(async (error: unknown) => {
-      // A call at the same time registered the id, or deleted the user, since the checks above: answered as those checks answer.
+      // A call at the same time registered the id or the group's half, or deleted the user, since the
+      // checks above (the store checks the half again as it writes): answered as those checks answer.
       if (!(await store.getUser(userNumber))) throw fail('1202', `User ${userNumber} does not exist.`);
       if (await store.getDevice(deviceId)) throw fail('1102', `Device ${deviceId} is already registered.`);
+      await this.checkGroupHalf(userNumber, input);
       throw error;
     });
     await this.lookups.userChanged(userNumber);
     return { device, deviceSecret };
+  }
+
+  /** A washtower is one washer and one dryer: clients pair the halves by groupId. 1102 when the user's group has this half. */
+  private async checkGroupHalf(userNumber: string, input: NewDeviceInput): Promise<void> {
+    if (input.groupId === undefined) return;
+    const half = (await this.deps.store.listUserDevices(userNumber)).find((d) => d.groupId === input.groupId && d.deviceType === input.deviceType);
+    if (half) throw fail('1102', `groupId ${JSON.stringify(input.groupId)} already has its ${input.deviceType}: ${half.deviceId}.`);
   }
 
   /**

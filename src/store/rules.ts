@@ -29,3 +29,11 @@ export function statusNotWritten(deviceId: string, stored: string | undefined, f
 export function unknownDevice(deviceId: string): Error {
   return new Error(`Device ${deviceId} is not registered; its report is not stored`);
 }
+
+/**
+ * Why a device was not registered: its owner's devices (shared ones included) have one of its type
+ * in its group already. A washtower is one washer and one dryer, paired by groupId.
+ */
+export function groupHalfTaken(device: { deviceType: string; groupId: string | null }, ownerUserNumber: string): Error {
+  return new Error(`User ${ownerUserNumber} has a ${device.deviceType} in group ${JSON.stringify(device.groupId)} already; the device is not registered`);
+}

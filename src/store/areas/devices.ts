@@ -19,7 +19,9 @@ export interface StatusChange {
 export interface DevicesArea {
   /**
    * Registers a device to its owner, with its first status (version 1); records DEVICE_REGISTERED.
-   * Rejects, writing nothing, when the device id is taken or the owner is unknown.
+   * Rejects, writing nothing, when the device id is taken, the owner is unknown, or the device has a
+   * group (a washtower half) in which the owner's devices have one of its type already: checked in
+   * the same transaction, so that of two registrations of one half at once, one is refused.
    */
   registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device>;
   /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. false when either is unknown or it is already theirs. */

@@ -15,7 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import { statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, statusNotWritten, unknownDevice } from '../rules.js';
 import type { Device, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
@@ -35,6 +35,7 @@ export const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "devic
 /** A taken id or an unknown owner fails a constraint, and the transaction writes nothing. */
 async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
   return sql.transaction(async (tx) => {
+    if (device.groupId !== null && (await hasGroupHalf(tx, ownerUserNumber, device))) throw groupHalfTaken(device, ownerUserNumber);
     await tx.run(
       `WITH created AS (
          INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
@@ -58,6 +59,23 @@ async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: stri
     const { deviceId, deviceType, modelName, alias, groupId, secretHash, virtual, online } = device;
     return { deviceId, deviceType, modelName, alias, groupId, secretHash, virtual, online, userNumbers: [ownerUserNumber], createdAt: at };
   });
+}
+
+/**
+ * Whether the user's devices have one of the device's type in its group. The user stays locked until
+ * the transaction ends: registrations of a group's halves to the user take turns, each seeing those
+ * before it (a plain registration, whose device_users row only key-shares the user, does not wait).
+ */
+async function hasGroupHalf(tx: Sql, userNumber: string, device: NewDevice): Promise<boolean> {
+  await tx.run('SELECT 1 FROM users WHERE user_number = $1 FOR NO KEY UPDATE', userNumber);
+  const half = await tx.one(
+    `SELECT 1 FROM device_users r JOIN devices d ON d.device_id = r.device_id
+     WHERE r.user_number = $1 AND d.group_id = $2 AND d.device_type = $3`,
+    userNumber,
+    device.groupId,
+    device.deviceType,
+  );
+  return half !== undefined;
 }
 
 /** false when the device or the user is unknown, or the device is already registered to the user. */

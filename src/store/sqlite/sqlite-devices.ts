@@ -20,7 +20,7 @@ import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { ExpiringMap, LOOKUP_TTL_MS } from '../../core/cache.js';
-import { statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, statusNotWritten, unknownDevice } from '../rules.js';
 import { sharedWith } from './sqlite-oauth.js';
 
 /** Entries of the status cache at most: the oldest go first beyond it. */
@@ -33,6 +33,7 @@ const DEVICE_COLUMNS = 'd.device_id, d.device_type, d.model_name, d.alias, d.gro
 
 function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Device {
   return sql.write(() => {
+    if (device.groupId !== null && hasGroupHalf(sql, ownerUserNumber, device)) throw groupHalfTaken(device, ownerUserNumber);
     sql.run(
       `INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -51,6 +52,19 @@ function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at
     announce(sql, 'DEVICE_REGISTERED', device, ownerUserNumber, at);
     return mustGetDevice(sql, device.deviceId);
   });
+}
+
+/** Whether the user's devices have one of the device's type in its group. */
+function hasGroupHalf(sql: Sql, userNumber: string, device: NewDevice): boolean {
+  return (
+    sql.one(
+      `SELECT 1 FROM device_users r JOIN devices d ON d.device_id = r.device_id
+       WHERE r.user_number = ? AND d.group_id = ? AND d.device_type = ?`,
+      userNumber,
+      device.groupId,
+      device.deviceType,
+    ) !== undefined
+  );
 }
 
 /** false when the device or the user is unknown, or the device is already registered to the user. */

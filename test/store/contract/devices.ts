@@ -43,6 +43,29 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await pushTypes(store(), 'S1')).toEqual([]);
     });
 
+    it("rejects a group's second device of a type among its owner's devices, and writes nothing; of two at once, one", async () => {
+      const TOWER_WASHER = 'DEVICE_WASHTOWER_WASHER';
+      const TOWER_DRYER = 'DEVICE_WASHTOWER_DRYER';
+      const half = (deviceId: string, deviceType: string, groupId = 'G1') => ({ ...newDevice(deviceId, deviceType), groupId });
+      await addUser(store(), 'U1');
+      await addUser(store(), 'U2');
+      await store().registerDevice(half('W1', TOWER_WASHER), 'U1', T0);
+      await expect(store().registerDevice(half('W2', TOWER_WASHER), 'U1', T0 + 1)).rejects.toThrow(/group "G1"/);
+      expect(await store().getDevice('W2')).toBeUndefined();
+      // The other half, another group, or another user's group of the same name, are free.
+      await store().registerDevice(half('D1', TOWER_DRYER), 'U1', T0 + 2);
+      await store().registerDevice(half('W3', TOWER_WASHER, 'G2'), 'U1', T0 + 3);
+      await store().registerDevice(half('W4', TOWER_WASHER), 'U2', T0 + 4);
+      // A device shared with the user counts among its devices.
+      await store().registerDevice(half('W5', TOWER_WASHER, 'G3'), 'U2', T0 + 5);
+      await store().shareDevice('W5', 'U1', T0 + 6);
+      await expect(store().registerDevice(half('W6', TOWER_WASHER, 'G3'), 'U1', T0 + 7)).rejects.toThrow(/group "G3"/);
+
+      const outcomes = await Promise.allSettled(['W7', 'W8'].map((deviceId) => store().registerDevice(half(deviceId, TOWER_WASHER, 'G4'), 'U1', T0 + 8)));
+      expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect((await store().listUserDevices('U1')).filter((d) => d.groupId === 'G4')).toHaveLength(1);
+    });
+
     it('rejects an unknown owner and writes nothing', async () => {
       await expect(addDevice(store(), 'D1', 'ghost')).rejects.toThrow();
       expect(await store().getDevice('D1')).toBeUndefined();
