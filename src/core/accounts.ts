@@ -122,11 +122,9 @@ export class Accounts {
     const service = await this.deps.store.updateService(serviceId, patch, redirectUris && [...new Set(redirectUris)]);
     await this.lookups.serviceChanged(serviceId);
     if (!service) throw fail('1305', `Service ${serviceId} does not exist.`);
-    // Held messages go out as soon as delivery is possible again, not at the next sweep; `enabled: true`
-    // also lifts a disabled endpoint (DESIGN C), whether the admin API or the CLI said so.
-    const now = this.deps.clock.now();
-    if (patch.enabled === true) await this.deps.store.enableEndpoint(serviceId, now);
-    else await this.deps.store.releaseHeld(now, serviceId);
+    // Held messages go out as soon as delivery is possible again (`enabled: true` lifted a disabled
+    // endpoint with the change, DESIGN C), not at the next sweep, which releases them should this fail.
+    await this.deps.store.releaseHeld(this.deps.clock.now(), serviceId);
     return service;
   }
 

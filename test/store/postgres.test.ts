@@ -55,8 +55,16 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
                  CREATE TRIGGER injected_fault BEFORE INSERT ON outbox FOR EACH ROW WHEN (${condition}) EXECUTE FUNCTION injected_fault()`),
       );
     },
+    async failEndpointLifts() {
+      await side((c) =>
+        c.query(`CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+                 CREATE TRIGGER injected_fault BEFORE DELETE ON delivery_endpoints FOR EACH ROW EXECUTE FUNCTION injected_fault()`),
+      );
+    },
     async clear() {
-      await side((c) => c.query('DROP TRIGGER IF EXISTS injected_fault ON outbox; DROP FUNCTION IF EXISTS injected_fault()'));
+      await side((c) =>
+        c.query('DROP TRIGGER IF EXISTS injected_fault ON outbox; DROP TRIGGER IF EXISTS injected_fault ON delivery_endpoints; DROP FUNCTION IF EXISTS injected_fault()'),
+      );
     },
     async count(table) {
       return side(async (c) => (await c.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table}`)).rows[0]?.n ?? -1);
@@ -184,8 +192,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(sent() - before).toBe(1);
         await addService(store, 'S1');
         before = sent();
-        await store.enableEndpoint('S1', T0);
-        // BEGIN, the service's lock, the endpoint's row, its held messages, COMMIT.
+        await store.updateService('S1', { enabled: true });
+        // BEGIN, the service read under its lock, its row, the endpoint's row, COMMIT.
         expect(sent() - before).toBe(5);
       });
 
@@ -315,7 +323,7 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
       // A statement on its own, and one midway through a transaction, whose connection is checked out of the pool.
       it.each([
         { what: 'a query', table: 'services', call: (s: Store) => s.getService('S1') },
-        { what: 'a transaction', table: 'outbox', call: (s: Store) => s.enableEndpoint('S1', T0) },
+        { what: 'a transaction', table: 'delivery_endpoints', call: (s: Store) => s.updateService('S1', { enabled: true }) },
       ])('fails $what whose connection ends, then answers the next call', async ({ table, call }) => {
         await addService(store, 'S1');
         // A side transaction holds the table, so that the store's statement is in flight when its connection ends.
@@ -432,9 +440,9 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           await slowDown('UPDATE', 'outbox', "NEW.status = 'held'");
           const holding = claim(store);
           await expect.poll(() => waiting('PgSleep')).toBe(1);
-          // As Accounts.updateService enables a service: the flag, then the endpoint and its held messages.
+          // As Accounts.updateService enables a service: the flag and the endpoint, then its held messages.
           await other.updateService('S1', { enabled: true });
-          await other.enableEndpoint('S1', T0 + 5);
+          await other.releaseHeld(T0 + 5, 'S1');
           // The held message is pending again: the slowed claim takes it itself once the hold commits, or the next one does.
           const claimed = [...(await holding), ...(await claim(other))];
           expect(claimed.map((c) => c.message.pushType)).toEqual(['DEVICE_REGISTERED']);

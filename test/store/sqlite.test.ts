@@ -30,6 +30,9 @@ const side: SideConnection = {
   async failMessagesWhere(condition) {
     beside((db) => db.exec(`CREATE TRIGGER injected_fault AFTER INSERT ON outbox WHEN ${condition} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`));
   },
+  async failEndpointLifts() {
+    beside((db) => db.exec(`CREATE TRIGGER injected_fault BEFORE DELETE ON delivery_endpoints BEGIN SELECT RAISE(ABORT, 'injected fault'); END`));
+  },
   async clear() {
     beside((db) => db.exec('DROP TRIGGER IF EXISTS injected_fault'));
   },

@@ -7,8 +7,9 @@ export interface AccountsArea {
   getService(serviceId: string): Promise<Service | undefined>;
   listServices(): Promise<Service[]>;
   /**
-   * The service with `patch` applied as `patchService` (core/model.ts) has it, and its redirect URIs
-   * replaced when given, in one write; undefined when unknown.
+   * The service with `patch` applied as `patchService` (core/model.ts) has it, its disabled delivery
+   * endpoint lifted when the patch has `enabled: true` (DESIGN C), and its redirect URIs replaced when
+   * given, in one write; undefined when unknown. Its held messages stay held: releaseHeld releases them.
    */
   updateService(serviceId: string, patch: ServicePatch, redirectUris?: string[]): Promise<Service | undefined>;
   /**

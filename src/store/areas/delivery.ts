@@ -108,8 +108,6 @@ export interface DeliveryArea {
   recordAndClaim(attempts: AttemptRecord[], now: number, disableAfterFailingMs: number, claim: ClaimRequest): Promise<RecordedAndClaimed>;
   /** A service's endpoint health (healthy when nothing was recorded); undefined for an unknown service. */
   getEndpointHealth(serviceId: string): Promise<EndpointHealth | undefined>;
-  /** Clears a disabled endpoint and releases the service's held messages; returns how many were released. */
-  enableEndpoint(serviceId: string, now: number): Promise<number>;
   /**
    * Puts held messages back to pending, due now, with their retry schedule started over, where
    * delivery is possible again (of every service, or of `serviceId`); returns how many.

@@ -76,6 +76,8 @@ async function updateService(sql: Sql, serviceId: string, patch: ServicePatch, r
     if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
       await tx.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = $1 AND failing_since IS NOT NULL', serviceId);
     }
+    // `enabled: true` also lifts a disabled endpoint (DESIGN C): with the rest of the change, or neither is written.
+    if (patch.enabled === true) await tx.run('DELETE FROM delivery_endpoints WHERE service_id = $1', serviceId);
     if (redirectUris) {
       await tx.run(
         'INSERT INTO oauth_clients (service_id, redirect_uris) VALUES ($1, $2) ON CONFLICT (service_id) DO UPDATE SET redirect_uris = excluded.redirect_uris',

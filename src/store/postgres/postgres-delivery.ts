@@ -184,8 +184,8 @@ async function lease(sql: Sql, request: ClaimRequest): Promise<{ claimed: Claime
  * one can take its messages, or those that cannot have nothing pending, that is all.
  *
  * Otherwise the services are locked (FOR SHARE) and judged again before their messages are held, in
- * one transaction: whoever makes a service able again (updateService, enableEndpoint) writes or locks
- * its row, so it waits for a hold in flight to commit and then releases what that hold held. Without
+ * one transaction: whoever makes a service able again (updateService) writes its row, so it waits
+ * for a hold in flight to commit, and the release after it sees what that hold held. Without
  * the lock, a release running beside a hold missed the messages being held, and they waited for the
  * next sweep.
  */
@@ -416,15 +416,6 @@ async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointH
   );
 }
 
-async function enableEndpoint(sql: Sql, serviceId: string, now: number): Promise<number> {
-  return sql.transaction(async (tx) => {
-    // After any hold in flight (see holdUndeliverable), so that the release below sees what it held.
-    await tx.run('SELECT 1 FROM services WHERE service_id = $1 FOR UPDATE', serviceId);
-    await tx.run('DELETE FROM delivery_endpoints WHERE service_id = $1', serviceId);
-    return releaseHeld(tx, now, serviceId);
-  });
-}
-
 /** Back to pending, due now, each schedule started over: the held messages that can go out again. */
 async function releaseHeld(sql: Sql, now: number, serviceId?: string): Promise<number> {
   return sql.transaction(async (tx) => {
@@ -454,5 +445,5 @@ async function outboxStats(sql: Sql): Promise<OutboxStats> {
 
 /** The delivery area on PostgreSQL: claims and outcomes of any number of nodes. */
 export function postgresDelivery(sql: Sql): DeliveryArea {
-  return area(sql, { claimDeliveries, recordAttempts, recordAndClaim, getEndpointHealth, enableEndpoint, releaseHeld, outboxStats });
+  return area(sql, { claimDeliveries, recordAttempts, recordAndClaim, getEndpointHealth, releaseHeld, outboxStats });
 }

@@ -92,6 +92,8 @@ function updateService(sql: Sql, serviceId: string, patch: ServicePatch, redirec
     if (next.callbackUrl !== current.callbackUrl || next.eventCallbackUrl !== current.eventCallbackUrl) {
       sql.run('UPDATE delivery_endpoints SET failing_since = NULL WHERE service_id = ? AND failing_since IS NOT NULL', serviceId);
     }
+    // `enabled: true` also lifts a disabled endpoint (DESIGN C): with the rest of the change, or neither is written.
+    if (patch.enabled === true) sql.run('DELETE FROM delivery_endpoints WHERE service_id = ?', serviceId);
     if (redirectUris) setRedirectUris(sql, serviceId, redirectUris);
     return mustGetService(sql, serviceId);
   });

@@ -312,13 +312,6 @@ function getEndpointHealth(sql: Sql, serviceId: string): EndpointHealth | undefi
   return row && { serviceId: row.service_id, failingSince: row.failing_since, disabledAt: row.disabled_at, disabledReason: row.disabled_reason };
 }
 
-function enableEndpoint(sql: Sql, serviceId: string, now: number): number {
-  return sql.write(() => {
-    sql.run('DELETE FROM delivery_endpoints WHERE service_id = ?', serviceId);
-    return releaseHeld(sql, now, serviceId);
-  });
-}
-
 function releaseHeld(sql: Sql, now: number, serviceId?: string): number {
   return sql.write(() => {
     let released = 0;
@@ -362,7 +355,6 @@ export function sqliteDelivery(sql: Sql): DeliveryArea {
     recordAttempts: async (attempts, now, disableAfterFailingMs) => recordAttempts(sql, attempts, now, disableAfterFailingMs),
     recordAndClaim: async (attempts, now, disableAfterFailingMs, request) => recordAndClaim(sql, attempts, now, disableAfterFailingMs, request),
     getEndpointHealth: async (serviceId) => getEndpointHealth(sql, serviceId),
-    enableEndpoint: async (serviceId, now) => enableEndpoint(sql, serviceId, now),
     releaseHeld: async (now, serviceId) => releaseHeld(sql, now, serviceId),
     outboxStats: async () => outboxStats(sql),
   };

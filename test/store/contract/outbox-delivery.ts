@@ -273,7 +273,8 @@ export function outboxDeliveryContract(open: () => Promise<Store>): void {
     expect(await store().releaseHeld(T0 + 600)).toBe(0);
     expect((await store().listMessages('S1', { status: 'held' })).length).toBe(5);
 
-    expect(await store().enableEndpoint('S1', T0 + 700)).toBe(5);
+    await store().updateService('S1', { enabled: true });
+    expect(await store().releaseHeld(T0 + 700, 'S1')).toBe(5);
     expect(await store().getEndpointHealth('S1')).toEqual({ serviceId: 'S1', failingSince: null, disabledAt: null, disabledReason: null });
     const released = await claim(T0 + 700);
     expect(describeClaim(released)).toEqual([['D1', 1], ['D2', 1]]);

@@ -12,6 +12,8 @@ import { addDevice, addService, addUser, connect, freshStore, HOUR, newDevice, r
 export interface SideConnection {
   /** Recording a message (an outbox row) for which `condition` holds fails with `injected fault`; `NEW.<column>` names the row's columns. */
   failMessagesWhere(condition: string): Promise<void>;
+  /** Lifting a disabled delivery endpoint (deleting its row) fails with `injected fault`. */
+  failEndpointLifts(): Promise<void>;
   /** Removes the fault: the database may outlive the test. */
   clear(): Promise<void>;
   /** The rows in `table`. */
@@ -81,6 +83,29 @@ export function faultsContract(open: () => Promise<Store>, faults: SideConnectio
       expect(await store().getDeviceState(deviceId)).toMatchObject({ status: { a: 2 }, version: 2 });
       expect((await recorded(store(), 'S1', deviceId)).map((m) => m.message.pushType)).toEqual(['DEVICE_REGISTERED', 'DEVICE_STATUS']);
     }
+  });
+
+  it('keeps the service as it was when lifting its disabled endpoint with the change fails', async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    // Its first message got 410 Gone: the endpoint is disabled.
+    const [claimed] = await store().claimDeliveries({ owner: 'n', now: T0 + 10, leaseMs: 30_000, limit: 10, perEndpointLimit: 10, inFlight: {} });
+    const attempt = { messageId: claimed!.message.messageId, fencingToken: claimed!.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 410, responseBody: '', error: null };
+    await store().recordAttempts([{ ...attempt, verdict: { kind: 'gone', url: claimed!.url } }], T0 + 30, 1e9);
+    await faults.failEndpointLifts();
+
+    await expect(store().updateService('S1', { name: 'Renamed', enabled: true })).rejects.toThrow(/injected fault/);
+
+    expect((await store().getService('S1'))?.name).toBe('Service S1');
+    expect(await store().getEndpointHealth('S1')).toMatchObject({ disabledReason: 'gone' });
+    await faults.clear();
+    await store().updateService('S1', { name: 'Renamed', enabled: true });
+    expect([(await store().getService('S1'))?.name, await store().getEndpointHealth('S1')]).toEqual([
+      'Renamed',
+      { serviceId: 'S1', failingSince: null, disabledAt: null, disabledReason: null },
+    ]);
   });
 
   it('keeps the registration, subscriptions and tokens when deleting a user fails midway', async () => {
