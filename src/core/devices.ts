@@ -340,10 +340,9 @@ export class Devices {
 
   /**
    * Stores a device's answer to the command sent with `state`, on the registration it was sent to
-   * (else DeviceNotRegistered). A report stored meanwhile (by this node
-   * or another) is older than the answer, so the answer is made again on the status as stored: what
-   * that report changed and the answer did not, stays, and what the device answered wins, even a value
-   * `state` had already.
+   * (else DeviceNotRegistered). A report stored meanwhile (by this node or another) is older than the
+   * answer, so the answer is made again on the status as stored: what that report changed and the
+   * answer did not, stays, and what the device answered wins, even a value `state` had already.
    */
   private async persist(device: Device, state: DeviceState, outcome: { status: DeviceStatus; answered: DeviceStatus | null; report?: DeviceStatus | null }): Promise<DeviceState> {
     const profile = parsedProfile(this.modelOf(device));

@@ -19,7 +19,7 @@ export function mayCreateEventSubscription(held: number, limit: number): boolean
  */
 export function statusNotWritten(deviceId: string, stored: string | undefined, from: number | undefined, secretHash: string | undefined): Error {
   if (secretHash !== undefined && stored !== secretHash) {
-    return new DeviceNotRegistered(`Device ${deviceId} is no longer registered as it was when its report came; the report is not stored.`);
+    return new DeviceNotRegistered(`Device ${deviceId} is no longer registered as it was when this change of its status came; the change is not stored.`);
   }
   if (from !== undefined && stored !== undefined) return new StatusMoved(deviceId);
   return unknownDevice(deviceId);

@@ -224,8 +224,8 @@ interface ReportCall {
  * the order of their keys, so that two groups of two nodes never wait on each other in a cycle: the
  * count is one row, which the UPDATE joins, so it is whole before any row is updated. A row whose
  * version is not the one its caller read, or whose device is not the registration its caller wrote
- * for, is left as it is (see applyReports). The writes come as one
- * JSON array ($2), as the messages do (see recordMessagesAt).
+ * for, is left as it is (see applyReports). The writes come as one JSON array ($2), as the messages
+ * do (see recordMessagesAt).
  */
 const UPDATE_GROUP = `WITH v AS (
     SELECT * FROM json_to_recordset($2::json) AS v (device_id text, status text, n integer, expected integer, secret_hash text)
