@@ -42,7 +42,7 @@ export interface Config {
   accessTokenTtlSeconds: number;
   /**
    * Where partners reach this deployment (`https://…`, the issuer of the authorization server); null:
-   * the origin of the first request to it, fit for the sandbox and tests only.
+   * in phase OP its base URL, in QA the origin of the first request to it (the sandbox, tests).
    */
   publicUrl: string | null;
   version: string;

@@ -39,7 +39,7 @@ export const SETTINGS = {
   DELIVERY_ALLOW_LIST: { help: 'comma-separated private hosts or CIDRs phase OP may deliver to', default: 'none' },
   MESSAGE_RETENTION: { help: 'how long delivered and failed messages are kept before they are deleted (units ms, s, m, h, d)', default: '7d' },
   ACCESS_TOKEN_TTL: { help: 'lifetime in seconds of the access tokens the authorization server (/oauth) issues', default: '3600' },
-  PUBLIC_URL: { help: 'where partners reach this deployment, the issuer of /oauth (https://… behind TLS)', default: 'the origin of the first request (sandbox, tests)' },
+  PUBLIC_URL: { help: 'where partners reach this deployment, the issuer of /oauth (https://… behind TLS)', default: 'phase OP: the base URL; QA: the origin of the first request (sandbox, tests)' },
 } as const satisfies Record<SettingName, SettingHelp>;
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];

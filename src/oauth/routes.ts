@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
+import { baseUrl } from '../config.js';
 import { normalizeEmail, SCOPES } from '../core/owners.js';
 import { ApiError, fail } from '../errors.js';
 import { hashSecret, randomId } from '../ids.js';
@@ -23,7 +24,12 @@ const FORM_LIMIT = 16 * 1024;
 /** The cookie holding oidc-provider's session id (its default name). */
 const AUTHORIZATION_SESSION_COOKIE = '_session';
 
-/** oidc-provider, built at the first request: its issuer is PUBLIC_URL, or else that request's origin. */
+/**
+ * oidc-provider, built at the first request. Its issuer is PUBLIC_URL; else, in phase OP, the
+ * deployment's base URL (DESIGN A.1), so that whoever sends the first request (with any
+ * X-Forwarded-Host) cannot name the issuer every client then sees; else (QA: the sandbox on
+ * localhost, a test deployment) that request's origin.
+ */
 class LazyProvider {
   #built: Promise<{ provider: Provider; handler: Handler }> | undefined;
 
@@ -34,7 +40,7 @@ class LazyProvider {
 
   get(request: FastifyRequest): Promise<{ provider: Provider; handler: Handler }> {
     const { config, store, clock, owners } = this.ctx;
-    const issuer = config.publicUrl ?? proxiedOrigin(request);
+    const issuer = config.publicUrl ?? (config.phase === 'OP' ? baseUrl(config) : proxiedOrigin(request));
     // Loaded at the first use: every process that builds the app (the CLI's too) would pay for it at start.
     const deps = { store, clock, accessTokenTtlSeconds: config.accessTokenTtlSeconds, grantRevoked: (grantId: string) => owners.grantRevoked(grantId) };
     this.#built ??= import('./provider.js').then(({ createProvider }) => createProvider(deps, issuer)).then(

@@ -61,6 +61,20 @@ describe('the authorization server metadata (RFC 8414)', () => {
       await proxied.close();
     }
   });
+
+  it('in phase OP without PUBLIC_URL, names the deployment\'s base URL: the first request cannot choose the issuer', async () => {
+    const op = await testApp({ settings: { PHASE: 'OP', REGION: 'EIC', DOMAIN: 'appliances.example.net' } });
+    try {
+      const forged = { host: '10.0.0.5:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'attacker.example' };
+      const first = (await op.app.inject({ url: '/.well-known/oauth-authorization-server', headers: forged })).json();
+      expect(first.issuer).toBe('https://eic-ext.appliances.example.net');
+      const proxied = { host: '10.0.0.5:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'eic-ext.appliances.example.net' };
+      const next = (await op.app.inject({ url: '/.well-known/oauth-authorization-server', headers: proxied })).json();
+      expect([next.issuer, next.token_endpoint]).toEqual(['https://eic-ext.appliances.example.net', 'https://eic-ext.appliances.example.net/oauth/token']);
+    } finally {
+      await op.close();
+    }
+  });
 });
 
 /**
