@@ -95,7 +95,9 @@ export class Devices {
     await this.checkGroupHalf(userNumber, input);
     const virtual = input.virtual ?? this.deps.virtualByDefault;
     const deviceSecret = randomId(24);
-    const groupId = WASHTOWER_HALVES.has(input.deviceType) ? (input.groupId ?? String(Math.floor(clock.now() * 1000))) : null;
+    // A half registered without a groupId starts a group of its own: random, as halves registered in
+    // the same millisecond (one clock reading) would otherwise land in one group.
+    const groupId = WASHTOWER_HALVES.has(input.deviceType) ? (input.groupId ?? randomId(8)) : null;
     const device = await store.registerDevice(
       {
         deviceId,
