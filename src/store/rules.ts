@@ -25,6 +25,11 @@ export function statusNotWritten(deviceId: string, stored: string | undefined, f
   return unknownDevice(deviceId);
 }
 
+/** Why a push for a registration that is gone (the device's secret is no longer its) recorded nothing. */
+export function pushNotRecorded(deviceId: string): Error {
+  return new DeviceNotRegistered(`Device ${deviceId} is no longer registered as it was when its push came; the push is not recorded.`);
+}
+
 /** Why a status write for a device that is not registered stored nothing. */
 export function unknownDevice(deviceId: string): Error {
   return new Error(`Device ${deviceId} is not registered; its report is not stored`);

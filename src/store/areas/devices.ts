@@ -59,8 +59,12 @@ export interface DevicesArea {
    * unknown, and as applyReport does when `from` is not the stored version or `secretHash` not the registration's.
    */
   applyReports(deviceId: string, reports: StatusChange[], at: number, from?: number, secretHash?: string): Promise<number>;
-  /** Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown one). */
-  recordPush(deviceId: string, pushCode: string, at: number): Promise<void>;
+  /**
+   * Records DEVICE_PUSH for each service with a push subscription to the device (none for an unknown
+   * one). Given `secretHash`, the registration the push is for: when the device is no longer
+   * registered with it, it records nothing and rejects with DeviceNotRegistered, as applyReport does.
+   */
+  recordPush(deviceId: string, pushCode: string, at: number, secretHash?: string): Promise<void>;
   setOnline(deviceId: string, online: boolean): Promise<boolean>;
   /** How many devices are connected now (a gauge of /metrics). */
   countOnlineDevices(): Promise<number>;

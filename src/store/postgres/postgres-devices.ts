@@ -15,7 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import { groupHalfTaken, statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice } from '../rules.js';
 import type { Device, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
@@ -326,22 +326,27 @@ interface PushRow {
   subscribedAt: number | null;
 }
 
-/** An unknown device has no subscribers, so nothing is recorded for it. */
-async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): Promise<void> {
+/** An unknown device has no subscribers, so nothing is recorded for it (see DevicesArea.recordPush). */
+async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number, secretHash?: string): Promise<void> {
   await sql.transaction(async (tx) => {
     // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
     // services that still allow the device's type, and pairs whose share holds it: narrowing allowedDevices
-    // or a consent silences the others at once (DESIGN J).
+    // or a consent silences the others at once (DESIGN J). The id may have been registered again since
+    // the push came: the secret tells its registrations apart.
     const rows = await tx.all<PushRow>(
       `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
        FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
          AND EXISTS (SELECT 1 FROM services s WHERE s.service_id = p.service_id AND ${allowsType('s', 'd.device_type')})
          AND ${sharedWith('p.service_id', 'p.user_number', 'p.device_id')}
-       WHERE d.device_id = $1 ORDER BY p.id`,
+       WHERE d.device_id = $1 AND ($2::text IS NULL OR d.secret_hash = $2) ORDER BY p.id`,
       deviceId,
+      secretHash ?? null,
     );
     const deviceType = rows[0]?.deviceType;
-    if (deviceType === undefined) return;
+    if (deviceType === undefined) {
+      if (secretHash !== undefined) throw pushNotRecorded(deviceId);
+      return;
+    }
     const subscribers = rows.flatMap(({ serviceId, userNumber, subscribedAt }): Subscriber[] =>
       serviceId !== null && userNumber !== null && subscribedAt !== null ? [{ serviceId, userNumber, subscribedAt }] : [],
     );

@@ -20,7 +20,7 @@ import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { ExpiringMap, LOOKUP_TTL_MS } from '../../core/cache.js';
-import { groupHalfTaken, statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice } from '../rules.js';
 import { sharedWith } from './sqlite-oauth.js';
 
 /** Entries of the status cache at most: the oldest go first beyond it. */
@@ -231,10 +231,12 @@ function versionOf(sql: Sql, deviceId: string): number {
   return row.version;
 }
 
-/** An unknown device has no subscribers, so nothing is recorded for it. */
-function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number): void {
+/** An unknown device has no subscribers, so nothing is recorded for it (see DevicesArea.recordPush). */
+function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number, secretHash?: string): void {
   sql.write(() => {
     const device = deviceRow(sql, deviceId);
+    // The id may have been registered again since the push came: the secret tells its registrations apart.
+    if (secretHash !== undefined && device?.secret_hash !== secretHash) throw pushNotRecorded(deviceId);
     if (device) recordMessages(sql, pushMessages(devicePlace(device), pushCode, pushSubscribers(sql, device)), at);
   });
 }
@@ -397,7 +399,7 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     // committed), and kept again once the group committed.
     applyReport: (deviceId, status, report, at, from, secretHash) => applying(deviceId, [{ status, report }], at, from, secretHash),
     applyReports: applying,
-    recordPush: (deviceId, pushCode, at) => reports.run(() => recordPush(sql, deviceId, pushCode, at)),
+    recordPush: (deviceId, pushCode, at, secretHash) => reports.run(() => recordPush(sql, deviceId, pushCode, at, secretHash)),
     setOnline: async (deviceId, online) => changing(deviceId, () => setOnline(sql, deviceId, online)),
     countOnlineDevices: async () => countOnlineDevices(sql),
   };

@@ -221,6 +221,34 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().applyReport('D1', stale, stale, T0 + 7, 1, 'secret-of-the-second-D1')).toBe(2);
     });
 
+    it('records a push only for the registration it came for: none for the device registered again under its id', async () => {
+      await addService(store(), 'S1');
+      await addUser(store(), 'U1');
+      await connect(store(), 'S1', 'U1');
+      const first = await addDevice(store(), 'D1', 'U1');
+      await store().unregisterDevice('D1', 'U1', T0 + 1);
+      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1' }, 'U1', T0 + 2);
+      await addDevice(store(), 'D2', 'U1');
+      for (const deviceId of ['D1', 'D2']) await store().addPushSubscription('S1', 'U1', deviceId, T0 + 2);
+
+      // Alone, and among pushes of other devices asked for at once (a group commit on SQLite).
+      await expect(store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 3, first.secretHash)).rejects.toBeInstanceOf(DeviceNotRegistered);
+      const outcomes = await Promise.allSettled([
+        store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 4, first.secretHash),
+        store().recordPush('D2', 'WASHING_IS_COMPLETE', T0 + 4, 'secret-of-D2'),
+      ]);
+      expect(outcomes).toMatchObject([{ status: 'rejected', reason: expect.any(DeviceNotRegistered) }, { status: 'fulfilled' }]);
+      // Gone altogether, it is the same.
+      await store().unregisterDevice('D2', 'U1', T0 + 5);
+      await expect(store().recordPush('D2', 'WASHING_IS_COMPLETE', T0 + 6, 'secret-of-D2')).rejects.toBeInstanceOf(DeviceNotRegistered);
+
+      const pushes = async (deviceId: string) => (await recorded(store(), 'S1', deviceId)).filter((r) => r.payload.pushType === 'DEVICE_PUSH');
+      expect(await pushes('D1')).toEqual([]);
+      expect(await pushes('D2')).toHaveLength(1);
+      await store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 7, 'secret-of-the-second-D1');
+      expect(await pushes('D1')).toHaveLength(1);
+    });
+
     it('takes reports asked for at once, of many devices, together; refuses only those that fail', async () => {
       await addService(store(), 'S1');
       await addUser(store(), 'U1');
