@@ -277,15 +277,18 @@ export class Devices {
     );
   }
 
-  /** A notification the device raised: must be one of its profile's push codes, else 1102. */
-  async push(deviceId: string, pushCode: unknown): Promise<void> {
+  /**
+   * A notification the device raised: must be one of its profile's push codes, else 1102. Recorded
+   * only for the registration it came for, as `reports` stores reports (`registration` as it takes it).
+   */
+  async push(deviceId: string, pushCode: unknown, registration?: string): Promise<void> {
     const device = await this.known(deviceId);
     const { pushCodes } = parsedProfile(this.modelOf(device));
     if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
       const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
       throw new DeviceInputRefused(`pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
     }
-    await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now());
+    await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now(), registration ?? device.secretHash);
   }
 
   async setConnection(deviceId: string, online: boolean): Promise<void> {

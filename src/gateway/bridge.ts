@@ -34,7 +34,8 @@ export interface DeviceSink {
    * stored; stored only on the registration whose secret hash is `registration`, when given.
    */
   reports(deviceId: string, reports: unknown[], registration?: string): Promise<unknown[]>;
-  push(deviceId: string, pushCode: unknown): Promise<void>;
+  /** Recorded only for the registration whose secret hash is `registration`, when given. */
+  push(deviceId: string, pushCode: unknown, registration?: string): Promise<void>;
   setConnection(deviceId: string, online: boolean): Promise<void>;
 }
 
@@ -173,8 +174,8 @@ export class Bridge {
    * null once the bridge is stopping: the message is not taken and must not be acknowledged.
    * `retained` is for a retained message replayed to a new subscription, not a device's live publish.
    * `registration` is the secret hash the device's connection was admitted with (the embedded
-   * broker's): its reports are stored on that registration only, else dropped as from a device not
-   * registered. Without it, the registration known when the report is handled.
+   * broker's): its reports and pushes are stored on that registration only, else dropped as from a
+   * device not registered. Without it, the registration known when the message is handled.
    */
   take(topic: string, payload: Buffer | string, retained: boolean, registration?: string): Promise<Outcome> | null {
     if (this.stopping) return null;
@@ -196,7 +197,7 @@ export class Bridge {
       // A report taken after this message is handled after it: no earlier batch may take it.
       this.waiting.delete(parsed.deviceId);
       // A result too waits for what the device sent before it, which Devices stores while the control waits.
-      work = this.order.run(parsed.deviceId, () => (parsed.kind === 'command/result' ? this.settleInTurn(parsed, bytes) : this.handle(parsed, bytes)));
+      work = this.order.run(parsed.deviceId, () => (parsed.kind === 'command/result' ? this.settleInTurn(parsed, bytes) : this.handle(parsed, bytes, registration)));
     }
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
@@ -275,14 +276,14 @@ export class Bridge {
   }
 
   /** Never throws: whatever a device sends, the bridge goes on. */
-  private async handle(topic: DeviceTopic, payload: Buffer): Promise<Outcome> {
+  private async handle(topic: DeviceTopic, payload: Buffer, registration: string | undefined): Promise<Outcome> {
     const { devices, logger } = this.deps;
     const { deviceId } = topic;
     try {
       if (topic.kind === 'push') {
         const push = decodePush(payload);
         if (!push.ok) return this.reject(topic, push.problem);
-        await devices.push(deviceId, push.value.pushCode);
+        await devices.push(deviceId, push.value.pushCode, registration);
       } else if (topic.kind === 'connection') {
         const connection = decodeConnection(payload);
         if (!connection.ok) return this.reject(topic, connection.problem);

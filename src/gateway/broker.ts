@@ -372,7 +372,7 @@ export class EmbeddedBroker {
     });
   }
 
-  /** `registration`: the secret hash the device connected with, which its reports are stored for. */
+  /** `registration`: the secret hash the device connected with, which its reports and pushes are stored for. */
   private handOver(packet: PublishPacket, registration?: string): Admission {
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false, registration);

@@ -42,7 +42,7 @@ export interface SimulatorDeps {
 /** One virtual device as the simulator keeps it between minutes. */
 interface Appliance {
   deviceId: string;
-  /** The registration simulated (its secret hash): what it reports is stored on that one only. */
+  /** The registration simulated (its secret hash): what it reports and pushes is stored for that one only. */
   secretHash: string;
   model: CatalogModel;
   memory: Memory;
@@ -257,7 +257,7 @@ export class Simulator implements DeviceChannel {
         appliance.commands = [];
       }
     }
-    for (const pushCode of outcome.pushes) await this.deps.devices.push(appliance.deviceId, pushCode);
+    for (const pushCode of outcome.pushes) await this.deps.devices.push(appliance.deviceId, pushCode, appliance.secretHash);
     return state;
   }
 

@@ -469,6 +469,33 @@ describe('embedded broker access rules (DESIGN B)', () => {
     expect(await p.state(device.deviceId)).toEqual(registered);
   });
 
+  it('drops a push admitted before its device was unregistered and registered again: none is recorded for the new registration', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    // The push, admitted for the first registration, waits at Devices while the id is registered again.
+    const { devices } = cloud.ctx;
+    const push = devices.push.bind(devices);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let handedOver!: (push: { recording: Promise<void> }) => void;
+    const admitted = new Promise<{ recording: Promise<void> }>((resolve) => (handedOver = resolve));
+    devices.push = (...args) => {
+      const recording = released.then(() => push(...args));
+      handedOver({ recording });
+      return recording;
+    };
+    void client.push('WATER_IS_FULL').catch(() => undefined);
+    const { recording } = await admitted;
+    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    await p.subscribePush(device.deviceId);
+    release();
+
+    await expect(recording).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toEqual([]);
+  });
+
   it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {
     const [gone, shared] = [await cloud.addDevice(), await cloud.addDevice()];
     const other = await cloud.ctx.accounts.createUser(cloud.world.countryCode);
