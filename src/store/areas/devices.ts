@@ -65,7 +65,11 @@ export interface DevicesArea {
    * registered with it, it records nothing and rejects with DeviceNotRegistered, as applyReport does.
    */
   recordPush(deviceId: string, pushCode: string, at: number, secretHash?: string): Promise<void>;
-  setOnline(deviceId: string, online: boolean): Promise<boolean>;
+  /**
+   * Whether the device is connected; false when it is not registered, or (given `secretHash`) no
+   * longer with the registration the change is for, and nothing is changed.
+   */
+  setOnline(deviceId: string, online: boolean, secretHash?: string): Promise<boolean>;
   /** How many devices are connected now (a gauge of /metrics). */
   countOnlineDevices(): Promise<number>;
 }

@@ -354,8 +354,10 @@ async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: numb
   });
 }
 
-async function setOnline(sql: Sql, deviceId: string, online: boolean): Promise<boolean> {
-  return (await sql.run('UPDATE devices SET online = $1 WHERE device_id = $2', online, deviceId)) === 1;
+/** The secret tells the registrations of an id apart (see DevicesArea.setOnline). */
+async function setOnline(sql: Sql, deviceId: string, online: boolean, secretHash?: string): Promise<boolean> {
+  const updated = await sql.run('UPDATE devices SET online = $1 WHERE device_id = $2 AND ($3::text IS NULL OR secret_hash = $3)', online, deviceId, secretHash ?? null);
+  return updated === 1;
 }
 
 async function countOnlineDevices(sql: Sql): Promise<number> {

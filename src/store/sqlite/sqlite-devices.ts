@@ -241,8 +241,10 @@ function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number, se
   });
 }
 
-function setOnline(sql: Sql, deviceId: string, online: boolean): boolean {
-  return sql.run('UPDATE devices SET online = ? WHERE device_id = ?', flag(online), deviceId) === 1;
+/** The secret tells the registrations of an id apart (see DevicesArea.setOnline). */
+function setOnline(sql: Sql, deviceId: string, online: boolean, secretHash?: string): boolean {
+  const secret = secretHash ?? null;
+  return sql.run('UPDATE devices SET online = ? WHERE device_id = ? AND (? IS NULL OR secret_hash = ?)', flag(online), deviceId, secret, secret) === 1;
 }
 
 function countOnlineDevices(sql: Sql): number {
@@ -400,7 +402,7 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     applyReport: (deviceId, status, report, at, from, secretHash) => applying(deviceId, [{ status, report }], at, from, secretHash),
     applyReports: applying,
     recordPush: (deviceId, pushCode, at, secretHash) => reports.run(() => recordPush(sql, deviceId, pushCode, at, secretHash)),
-    setOnline: async (deviceId, online) => changing(deviceId, () => setOnline(sql, deviceId, online)),
+    setOnline: async (deviceId, online, secretHash) => changing(deviceId, () => setOnline(sql, deviceId, online, secretHash)),
     countOnlineDevices: async () => countOnlineDevices(sql),
   };
 }

@@ -332,5 +332,18 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().countOnlineDevices()).toBe(1);
       expect(await store().setOnline('nope', true)).toBe(false);
     });
+
+    it('changes the connection only of the registration it came for: not of the device registered again under its id', async () => {
+      await addUser(store(), 'U1');
+      const first = await addDevice(store(), 'D1', 'U1');
+      await store().unregisterDevice('D1', 'U1', T0 + 1);
+      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1', online: false }, 'U1', T0 + 2);
+
+      expect(await store().setOnline('D1', true, first.secretHash)).toBe(false);
+      expect(await store().getDeviceState('D1')).toMatchObject({ online: false });
+      expect(await store().setOnline('D2', true, 'secret-of-D2')).toBe(false);
+      expect(await store().setOnline('D1', true, 'secret-of-the-second-D1')).toBe(true);
+      expect(await store().getDeviceState('D1')).toMatchObject({ online: true });
+    });
   });
 }
