@@ -291,8 +291,12 @@ export class Devices {
     await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now(), registration ?? device.secretHash);
   }
 
-  async setConnection(deviceId: string, online: boolean): Promise<void> {
-    const known = await this.deps.store.setOnline(deviceId, online);
+  /**
+   * Changed only on the registration whose secret hash is `registration` (the device's connection was
+   * admitted with it), else on the one registered when it is stored; one gone rejects with DeviceNotRegistered.
+   */
+  async setConnection(deviceId: string, online: boolean, registration?: string): Promise<void> {
+    const known = await this.deps.store.setOnline(deviceId, online, registration);
     await this.lookups.deviceChanged(deviceId);
     if (!known) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }

@@ -36,7 +36,8 @@ export interface DeviceSink {
   reports(deviceId: string, reports: unknown[], registration?: string): Promise<unknown[]>;
   /** Recorded only for the registration whose secret hash is `registration`, when given. */
   push(deviceId: string, pushCode: unknown, registration?: string): Promise<void>;
-  setConnection(deviceId: string, online: boolean): Promise<void>;
+  /** Changed only on the registration whose secret hash is `registration`, when given. */
+  setConnection(deviceId: string, online: boolean, registration?: string): Promise<void>;
 }
 
 /** Where command results go (the command channel). */
@@ -174,8 +175,8 @@ export class Bridge {
    * null once the bridge is stopping: the message is not taken and must not be acknowledged.
    * `retained` is for a retained message replayed to a new subscription, not a device's live publish.
    * `registration` is the secret hash the device's connection was admitted with (the embedded
-   * broker's): its reports and pushes are stored on that registration only, else dropped as from a
-   * device not registered. Without it, the registration known when the message is handled.
+   * broker's): its reports, pushes and connection flags are stored on that registration only, else
+   * dropped as from a device not registered. Without it, the registration known when the message is handled.
    */
   take(topic: string, payload: Buffer | string, retained: boolean, registration?: string): Promise<Outcome> | null {
     if (this.stopping) return null;
@@ -287,7 +288,7 @@ export class Bridge {
       } else if (topic.kind === 'connection') {
         const connection = decodeConnection(payload);
         if (!connection.ok) return this.reject(topic, connection.problem);
-        await devices.setConnection(deviceId, connection.value.online);
+        await devices.setConnection(deviceId, connection.value.online, registration);
         logger.debug({ deviceId, online: connection.value.online }, 'Device connection changed');
       }
       return 'handled';

@@ -372,7 +372,7 @@ export class EmbeddedBroker {
     });
   }
 
-  /** `registration`: the secret hash the device connected with, which its reports and pushes are stored for. */
+  /** `registration`: the secret hash the device connected with, which what it sends is stored for. */
   private handOver(packet: PublishPacket, registration?: string): Admission {
     // A live publish, never a replay: a retained flag only asks the broker to keep it.
     const taken = this.options.bridge.take(packet.topic, packet.payload, false, registration);
@@ -408,9 +408,10 @@ export class EmbeddedBroker {
    * then says so on its connection topic; through the bridge, so before anything it publishes.
    */
   private connected(client: Client): void {
-    const deviceId = this.identities.get(client)?.deviceId;
-    if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
-    void this.options.bridge.take(topicOf(deviceId, 'connection'), ONLINE, false);
+    const identity = this.identities.get(client);
+    if (identity === undefined || this.sessions.get(identity.deviceId) !== client) return;
+    // For the registration it connected as: the id may have been registered again since.
+    void this.options.bridge.take(topicOf(identity.deviceId, 'connection'), ONLINE, false, identity.secretHash);
   }
 
   /**
@@ -419,15 +420,17 @@ export class EmbeddedBroker {
    * as no longer registered, changes nothing.
    */
   private disconnected(client: Client): void {
-    const deviceId = this.identities.get(client)?.deviceId;
-    if (deviceId === undefined || this.sessions.get(deviceId) !== client) return;
+    const identity = this.identities.get(client);
+    if (identity === undefined || this.sessions.get(identity.deviceId) !== client) return;
+    const { deviceId, secretHash } = identity;
     this.sessions.delete(deviceId);
     if (this.endingSessions.has(client)) {
       this.endSession(client).catch((error: unknown) => reportFault(this.reporting, 'endSession', { clientId: client.id }, error));
     }
-    // Its registration is gone: the only one the flag could reach now is a device registered again under its id (a virtual one is online).
+    // Its registration is known to be gone: no flag to store.
     if (this.unregistered.has(client)) return;
-    // Through the bridge, in order after what the device sent before; the bridge logs a failure.
-    void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false);
+    // Through the bridge, in order after what the device sent before; the bridge logs a failure. For
+    // the registration it connected as, not one registered under its id since (a virtual one is online).
+    void this.options.bridge.take(topicOf(deviceId, 'connection'), OFFLINE, false, secretHash);
   }
 }

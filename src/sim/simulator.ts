@@ -148,7 +148,7 @@ export class Simulator implements DeviceChannel {
     const appliance = this.adopt(device);
     if (!appliance) throw fail('1102', `Device ${deviceId} has no model ${device.modelName} in the catalog.`);
     if (Object.hasOwn(CONNECTION_ACTIONS, action)) {
-      await this.deps.devices.setConnection(deviceId, action === 'go-online');
+      await this.deps.devices.setConnection(deviceId, action === 'go-online', appliance.secretHash);
       return this.deps.devices.state(deviceId);
     }
     const args = refusedAs1102(() => parseArgs(rawArgs));

@@ -11,7 +11,7 @@ import { systemClock } from '../../src/ids.js';
 import { LOOKUP_TTL_MS } from '../../src/core/cache.js';
 import { DeviceNotRegistered } from '../../src/core/errors.js';
 import { topicOf } from '../../src/device-protocol/topics.js';
-import { encodeCommandResult } from '../../src/device-protocol/codec.js';
+import { encodeCommandResult, encodeConnection } from '../../src/device-protocol/codec.js';
 import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
 import { DEVICE_TYPE, mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
@@ -494,6 +494,83 @@ describe('embedded broker access rules (DESIGN B)', () => {
 
     await expect(recording).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toEqual([]);
+  });
+
+  it('drops a connection flag admitted before its device was unregistered and registered again: the new registration stays offline', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    // The flag, admitted for the first registration, waits at Devices while the id is registered again.
+    const { devices } = cloud.ctx;
+    const setConnection = devices.setConnection.bind(devices);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let handedOver!: (flag: { storing: Promise<void> }) => void;
+    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
+    devices.setConnection = (...args) => {
+      const storing = released.then(() => setConnection(...args));
+      handedOver({ storing });
+      return storing;
+    };
+    void client.mqtt.publishAsync(topicOf(device.deviceId, 'connection'), encodeConnection({ online: true }), { qos: 1 }).catch(() => undefined);
+    const { storing } = await admitted;
+    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    release();
+
+    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await p.state(device.deviceId)).online).toBe(false);
+  });
+
+  it('marks offline, when a connection ends, only the registration it was admitted for: not one registered under its id since', async () => {
+    const device = await cloud.addDevice();
+    const client = await cloud.connect(device, { reconnectPeriod: 0 });
+    // The broker's offline flag, taken as the connection ends, waits at Devices while the id is registered again.
+    const { devices } = cloud.ctx;
+    const setConnection = devices.setConnection.bind(devices);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let handedOver!: (flag: { storing: Promise<void> }) => void;
+    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
+    devices.setConnection = (...args) => {
+      const storing = released.then(() => setConnection(...args));
+      handedOver({ storing });
+      return storing;
+    };
+    // Ended without its will: the broker's own flag is the only one.
+    await client.mqtt.endAsync();
+    const { storing } = await admitted;
+    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    // A virtual appliance is online from its registration on.
+    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: true });
+    release();
+
+    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await p.state(device.deviceId)).online).toBe(true);
+  });
+
+  it('marks online, when a device connects, only the registration it was admitted for: not one registered under its id since', async () => {
+    const device = await cloud.addDevice();
+    // The broker's online flag, taken as the device connects, waits at Devices while the id is registered again.
+    const { devices } = cloud.ctx;
+    const setConnection = devices.setConnection.bind(devices);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let handedOver!: (flag: { storing: Promise<void> }) => void;
+    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
+    devices.setConnection = (...args) => {
+      const storing = released.then(() => setConnection(...args));
+      handedOver({ storing });
+      return storing;
+    };
+    // Its own online message waits behind the broker's flag, and the connection is cut off with it.
+    void cloud.connect(device, { reconnectPeriod: 0 }).catch(() => undefined);
+    const { storing } = await admitted;
+    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    release();
+
+    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await p.state(device.deviceId)).online).toBe(false);
   });
 
   it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {

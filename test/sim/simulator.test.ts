@@ -155,6 +155,43 @@ describe('the simulator', () => {
     expect(await racing.act(washer, 'start')).toMatchObject({ version: 2 });
   });
 
+  it('changes the connection only of the registration it simulates: not of the device registered again under the id meanwhile', async () => {
+    w = await simWorld({ start: false });
+    const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
+    const { devices } = w.ctx;
+    let again = false;
+    const scheduler = new ManualScheduler();
+    // The id is unregistered and registered again while the simulator's flag of the first registration is on its way.
+    const racing = new Simulator({
+      devices: {
+        get: (id) => devices.get(id),
+        state: (id) => devices.state(id),
+        report: (id, report, registration) => devices.report(id, report, registration),
+        push: (id, code, registration) => devices.push(id, code, registration),
+        async setConnection(id, online, registration) {
+          if (!again) {
+            again = true;
+            await devices.unregister(id, w.userNumber);
+            await devices.register(w.userNumber, { deviceType: 'DEVICE_WASHER', modelName: 'FH0D7DDNK0_WIFI', alias: 'again', deviceId: id, virtual: true });
+          }
+          return devices.setConnection(id, online, registration);
+        },
+      },
+      listVirtualDevices: async () => [await devices.get(washer)],
+      listUserDevices: async () => [await devices.get(washer)],
+      clock: scheduler,
+      scheduler,
+      timeScale: 1,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    await expect(racing.act(washer, 'go-offline')).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await devices.state(washer)).online).toBe(true);
+    // The registration it simulates from then on is the new one.
+    expect(await racing.act(washer, 'go-offline')).toMatchObject({ online: false });
+  });
+
   it('keeps what a command set when the command lands while a minute is being reported', async () => {
     w = await simWorld({ start: false });
     const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
