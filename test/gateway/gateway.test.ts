@@ -29,6 +29,26 @@ const BROKERS: { broker: BrokerKind; protocolVersion: 4 | 5; skip: boolean }[] =
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
 
+type Held<R> = { outcome: Promise<R> };
+
+/**
+ * Holds the next call to `target[method]` until `release()`: `call` resolves as the call is made, with the outcome it will have
+ * once released, so a test can change the world between a message's admission and its write.
+ */
+function holdAt<T extends object, K extends keyof T>(target: T, method: K) {
+  const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let handOver!: (held: Held<unknown>) => void;
+  const call = new Promise<Held<unknown>>((resolve) => (handOver = resolve));
+  (target[method] as unknown) = (...args: unknown[]) => {
+    const outcome = released.then(() => original(...args));
+    handOver({ outcome });
+    return outcome;
+  };
+  return { call, release };
+}
+
 /** The cloud's view of a device and the messages it recorded for the world's service. */
 function probes(cloud: Cloud) {
   return {
@@ -49,6 +69,12 @@ function probes(cloud: Cloud) {
     },
     async subscribePush(deviceId: string) {
       expect(await cloud.ctx.store.addPushSubscription(cloud.world.serviceId, cloud.world.userNumber, deviceId, Date.now())).toBe(true);
+    },
+    /** Unregisters the device and registers its id again: a new registration, which nothing admitted for the old one may touch. */
+    async registerAgain(deviceId: string, options: { virtual: boolean } = { virtual: false }) {
+      const { devices } = cloud.ctx;
+      await devices.unregister(deviceId, cloud.world.userNumber);
+      await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId, alias: 'Another dehumidifier', virtual: options.virtual });
     },
     call(method: 'GET' | 'POST', url: string, payload?: object) {
       const headers = cloud.world.headers(payload ? { 'content-type': 'application/json' } : {});
@@ -447,25 +473,14 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const client = await cloud.connect(device, { reconnectPeriod: 0 });
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
     // The report, admitted for the first registration, waits at Devices while the id is registered again.
-    const { devices } = cloud.ctx;
-    const reports = devices.reports.bind(devices);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let handedOver!: (report: { storing: Promise<unknown> }) => void;
-    const admitted = new Promise<{ storing: Promise<unknown> }>((resolve) => (handedOver = resolve));
-    devices.reports = (...args) => {
-      const storing = released.then(() => reports(...args));
-      handedOver({ storing });
-      return storing;
-    };
+    const held = holdAt(cloud.ctx.devices, 'reports');
     void client.report({ humidity: { currentHumidity: 99 } }).catch(() => undefined);
-    const { storing } = await admitted;
-    await devices.unregister(device.deviceId, cloud.world.userNumber);
-    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    const { outcome } = await held.call;
+    await p.registerAgain(device.deviceId);
     const registered = await p.state(device.deviceId);
-    release();
+    held.release();
 
-    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect(await p.state(device.deviceId)).toEqual(registered);
   });
 
@@ -474,25 +489,14 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const client = await cloud.connect(device, { reconnectPeriod: 0 });
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
     // The push, admitted for the first registration, waits at Devices while the id is registered again.
-    const { devices } = cloud.ctx;
-    const push = devices.push.bind(devices);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let handedOver!: (push: { recording: Promise<void> }) => void;
-    const admitted = new Promise<{ recording: Promise<void> }>((resolve) => (handedOver = resolve));
-    devices.push = (...args) => {
-      const recording = released.then(() => push(...args));
-      handedOver({ recording });
-      return recording;
-    };
+    const held = holdAt(cloud.ctx.devices, 'push');
     void client.push('WATER_IS_FULL').catch(() => undefined);
-    const { recording } = await admitted;
-    await devices.unregister(device.deviceId, cloud.world.userNumber);
-    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
+    const { outcome } = await held.call;
+    await p.registerAgain(device.deviceId);
     await p.subscribePush(device.deviceId);
-    release();
+    held.release();
 
-    await expect(recording).rejects.toBeInstanceOf(DeviceNotRegistered);
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect(await p.messages(device.deviceId, 'DEVICE_PUSH')).toEqual([]);
   });
 
@@ -500,24 +504,13 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const device = await cloud.addDevice();
     const client = await cloud.connect(device, { reconnectPeriod: 0 });
     // The flag, admitted for the first registration, waits at Devices while the id is registered again.
-    const { devices } = cloud.ctx;
-    const setConnection = devices.setConnection.bind(devices);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let handedOver!: (flag: { storing: Promise<void> }) => void;
-    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
-    devices.setConnection = (...args) => {
-      const storing = released.then(() => setConnection(...args));
-      handedOver({ storing });
-      return storing;
-    };
+    const held = holdAt(cloud.ctx.devices, 'setConnection');
     void client.mqtt.publishAsync(topicOf(device.deviceId, 'connection'), encodeConnection({ online: true }), { qos: 1 }).catch(() => undefined);
-    const { storing } = await admitted;
-    await devices.unregister(device.deviceId, cloud.world.userNumber);
-    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
-    release();
+    const { outcome } = await held.call;
+    await p.registerAgain(device.deviceId);
+    held.release();
 
-    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect((await p.state(device.deviceId)).online).toBe(false);
   });
 
@@ -525,51 +518,29 @@ describe('embedded broker access rules (DESIGN B)', () => {
     const device = await cloud.addDevice();
     const client = await cloud.connect(device, { reconnectPeriod: 0 });
     // The broker's offline flag, taken as the connection ends, waits at Devices while the id is registered again.
-    const { devices } = cloud.ctx;
-    const setConnection = devices.setConnection.bind(devices);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let handedOver!: (flag: { storing: Promise<void> }) => void;
-    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
-    devices.setConnection = (...args) => {
-      const storing = released.then(() => setConnection(...args));
-      handedOver({ storing });
-      return storing;
-    };
+    const held = holdAt(cloud.ctx.devices, 'setConnection');
     // Ended without its will: the broker's own flag is the only one.
     await client.mqtt.endAsync();
-    const { storing } = await admitted;
-    await devices.unregister(device.deviceId, cloud.world.userNumber);
+    const { outcome } = await held.call;
     // A virtual appliance is online from its registration on.
-    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: true });
-    release();
+    await p.registerAgain(device.deviceId, { virtual: true });
+    held.release();
 
-    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect((await p.state(device.deviceId)).online).toBe(true);
   });
 
   it('marks online, when a device connects, only the registration it was admitted for: not one registered under its id since', async () => {
     const device = await cloud.addDevice();
     // The broker's online flag, taken as the device connects, waits at Devices while the id is registered again.
-    const { devices } = cloud.ctx;
-    const setConnection = devices.setConnection.bind(devices);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let handedOver!: (flag: { storing: Promise<void> }) => void;
-    const admitted = new Promise<{ storing: Promise<void> }>((resolve) => (handedOver = resolve));
-    devices.setConnection = (...args) => {
-      const storing = released.then(() => setConnection(...args));
-      handedOver({ storing });
-      return storing;
-    };
+    const held = holdAt(cloud.ctx.devices, 'setConnection');
     // Its own online message waits behind the broker's flag, and the connection is cut off with it.
     void cloud.connect(device, { reconnectPeriod: 0 }).catch(() => undefined);
-    const { storing } = await admitted;
-    await devices.unregister(device.deviceId, cloud.world.userNumber);
-    await devices.register(cloud.world.userNumber, { deviceType: DEVICE_TYPE, deviceId: device.deviceId, alias: 'Another dehumidifier', virtual: false });
-    release();
+    const { outcome } = await held.call;
+    await p.registerAgain(device.deviceId);
+    held.release();
 
-    await expect(storing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect((await p.state(device.deviceId)).online).toBe(false);
   });
 

@@ -19,6 +19,48 @@ const stateOf = async (deviceId: string) => {
   return [read(status, 'runState.currentState'), read(status, 'timer.remainMinute')];
 };
 
+/**
+ * A simulator of one washer whose first write through `method` finds the id unregistered and registered again: the write
+ * is of the registration it simulated, on its way while the new one came.
+ */
+async function racingSimulator(method: 'report' | 'setConnection') {
+  w = await simWorld({ start: false });
+  const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
+  const { devices } = w.ctx;
+  let again = false;
+  const registerAgain = async (id: string) => {
+    if (again) return;
+    again = true;
+    await devices.unregister(id, w.userNumber);
+    await devices.register(w.userNumber, { deviceType: 'DEVICE_WASHER', modelName: 'FH0D7DDNK0_WIFI', alias: 'again', deviceId: id, virtual: true });
+  };
+  const scheduler = new ManualScheduler();
+  const racing = new Simulator({
+    devices: {
+      get: (id) => devices.get(id),
+      state: (id) => devices.state(id),
+      push: (id, code, registration) => devices.push(id, code, registration),
+      async report(id, report, registration) {
+        if (method === 'report') await registerAgain(id);
+        return devices.report(id, report, registration);
+      },
+      async setConnection(id, online, registration) {
+        if (method === 'setConnection') await registerAgain(id);
+        return devices.setConnection(id, online, registration);
+      },
+    },
+    listVirtualDevices: async () => [await devices.get(washer)],
+    listUserDevices: async () => [await devices.get(washer)],
+    clock: scheduler,
+    scheduler,
+    timeScale: 1,
+    onError: (error) => {
+      throw error;
+    },
+  });
+  return { washer, racing };
+}
+
 describe('the simulator', () => {
   it('adopts the virtual devices of the store at start and each new one within a minute; real devices are left alone', async () => {
     w = await simWorld({ start: false });
@@ -118,76 +160,18 @@ describe('the simulator', () => {
   });
 
   it('stores its reports only on the registration it simulates: none lands on the device registered again under the id meanwhile', async () => {
-    w = await simWorld({ start: false });
-    const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
-    const { devices } = w.ctx;
-    const before = await devices.state(washer);
-    let again = false;
-    const scheduler = new ManualScheduler();
-    // The id is unregistered and registered again while the simulator's report of the first registration is on its way.
-    const racing = new Simulator({
-      devices: {
-        get: (id) => devices.get(id),
-        state: (id) => devices.state(id),
-        push: (id, code) => devices.push(id, code),
-        setConnection: (id, online) => devices.setConnection(id, online),
-        async report(id, report, registration) {
-          if (!again) {
-            again = true;
-            await devices.unregister(id, w.userNumber);
-            await devices.register(w.userNumber, { deviceType: 'DEVICE_WASHER', modelName: 'FH0D7DDNK0_WIFI', alias: 'again', deviceId: id, virtual: true });
-          }
-          return devices.report(id, report, registration);
-        },
-      },
-      listVirtualDevices: async () => [await devices.get(washer)],
-      listUserDevices: async () => [await devices.get(washer)],
-      clock: scheduler,
-      scheduler,
-      timeScale: 1,
-      onError: (error) => {
-        throw error;
-      },
-    });
+    const { washer, racing } = await racingSimulator('report');
+    const before = await w.ctx.devices.state(washer);
     await expect(racing.act(washer, 'start')).rejects.toBeInstanceOf(DeviceNotRegistered);
-    expect(await devices.state(washer)).toEqual(before);
+    expect(await w.ctx.devices.state(washer)).toEqual(before);
     // The registration it simulates from then on is the new one, whose reports are stored.
     expect(await racing.act(washer, 'start')).toMatchObject({ version: 2 });
   });
 
   it('changes the connection only of the registration it simulates: not of the device registered again under the id meanwhile', async () => {
-    w = await simWorld({ start: false });
-    const washer = await w.add('DEVICE_WASHER', 'FH0D7DDNK0_WIFI');
-    const { devices } = w.ctx;
-    let again = false;
-    const scheduler = new ManualScheduler();
-    // The id is unregistered and registered again while the simulator's flag of the first registration is on its way.
-    const racing = new Simulator({
-      devices: {
-        get: (id) => devices.get(id),
-        state: (id) => devices.state(id),
-        report: (id, report, registration) => devices.report(id, report, registration),
-        push: (id, code, registration) => devices.push(id, code, registration),
-        async setConnection(id, online, registration) {
-          if (!again) {
-            again = true;
-            await devices.unregister(id, w.userNumber);
-            await devices.register(w.userNumber, { deviceType: 'DEVICE_WASHER', modelName: 'FH0D7DDNK0_WIFI', alias: 'again', deviceId: id, virtual: true });
-          }
-          return devices.setConnection(id, online, registration);
-        },
-      },
-      listVirtualDevices: async () => [await devices.get(washer)],
-      listUserDevices: async () => [await devices.get(washer)],
-      clock: scheduler,
-      scheduler,
-      timeScale: 1,
-      onError: (error) => {
-        throw error;
-      },
-    });
+    const { washer, racing } = await racingSimulator('setConnection');
     await expect(racing.act(washer, 'go-offline')).rejects.toBeInstanceOf(DeviceNotRegistered);
-    expect((await devices.state(washer)).online).toBe(true);
+    expect((await w.ctx.devices.state(washer)).online).toBe(true);
     // The registration it simulates from then on is the new one.
     expect(await racing.act(washer, 'go-offline')).toMatchObject({ online: false });
   });

@@ -1,6 +1,7 @@
 /** Contract: devices, their users, status and connection. */
 import { describe, expect, it } from 'vitest';
 import { DeviceNotRegistered, StatusMoved } from '../../../src/core/errors.js';
+import type { Device, NewDevice } from '../../../src/core/model.js';
 import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, DRYER, freshStore, HOUR, newDevice, pushTypes, recorded, T0, WASHER } from './world.js';
 
@@ -197,9 +198,7 @@ export function devicesContract(open: () => Promise<Store>): void {
       await addService(store(), 'S1');
       await addUser(store(), 'U1');
       await connect(store(), 'S1', 'U1');
-      const first = await addDevice(store(), 'D1', 'U1');
-      await store().unregisterDevice('D1', 'U1', T0 + 1);
-      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1' }, 'U1', T0 + 2);
+      const first = await registeredAgain(store(), 'D1', 'U1');
       await store().upsertEventSubscription({ serviceId: 'S1', userNumber: 'U1', deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 10);
       const stale = { runState: { currentState: 'RUNNING' } };
 
@@ -225,9 +224,7 @@ export function devicesContract(open: () => Promise<Store>): void {
       await addService(store(), 'S1');
       await addUser(store(), 'U1');
       await connect(store(), 'S1', 'U1');
-      const first = await addDevice(store(), 'D1', 'U1');
-      await store().unregisterDevice('D1', 'U1', T0 + 1);
-      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1' }, 'U1', T0 + 2);
+      const first = await registeredAgain(store(), 'D1', 'U1');
       await addDevice(store(), 'D2', 'U1');
       for (const deviceId of ['D1', 'D2']) await store().addPushSubscription('S1', 'U1', deviceId, T0 + 2);
 
@@ -335,9 +332,7 @@ export function devicesContract(open: () => Promise<Store>): void {
 
     it('changes the connection only of the registration it came for: not of the device registered again under its id', async () => {
       await addUser(store(), 'U1');
-      const first = await addDevice(store(), 'D1', 'U1');
-      await store().unregisterDevice('D1', 'U1', T0 + 1);
-      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1', online: false }, 'U1', T0 + 2);
+      const first = await registeredAgain(store(), 'D1', 'U1', { online: false });
 
       expect(await store().setOnline('D1', true, first.secretHash)).toBe(false);
       expect(await store().getDeviceState('D1')).toMatchObject({ online: false });
@@ -346,4 +341,15 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().getDeviceState('D1')).toMatchObject({ online: true });
     });
   });
+}
+
+/**
+ * Registers `deviceId` to `owner`, unregisters it and registers it again with the secret `secret-of-the-second-{deviceId}`:
+ * answers the first registration, whose messages must touch nothing of the second.
+ */
+async function registeredAgain(store: Store, deviceId: string, owner: string, second: Partial<NewDevice> = {}): Promise<Device> {
+  const first = await addDevice(store, deviceId, owner);
+  await store.unregisterDevice(deviceId, owner, T0 + 1);
+  await store.registerDevice({ ...newDevice(deviceId), secretHash: `secret-of-the-second-${deviceId}`, ...second }, owner, T0 + 2);
+  return first;
 }
