@@ -50,6 +50,12 @@ export interface Config {
 
 const REGIONS: readonly Region[] = ['KIC', 'EIC', 'AIC'];
 const PHASES: readonly Phase[] = ['QA', 'OP'];
+/**
+ * In production the admin token alone guards /admin, /metrics and the console, and its refusals are not
+ * throttled (a throttle on one shared secret would let anyone lock operators out): its length is the
+ * defence against guessing. 32 characters is what the sandbox generates (24 random bytes, base64url).
+ */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
 /** pino's levels. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const DATABASE_URL_FORMS = 'sqlite:<file>, sqlite::memory: or postgres://user:pass@host:5432/db';
@@ -219,6 +225,11 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
   const adminToken = settings.ADMIN_TOKEN || null;
   if (mode === 'serve' && !adminToken) throw new ConfigError('ADMIN_TOKEN is required by `serve`');
   const phase = oneOf('PHASE', settings.PHASE, PHASES, mode === 'serve' ? 'OP' : 'QA');
+  if (phase === 'OP' && adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters in phase OP; got ${adminToken.length}. Generate one with: openssl rand -hex 32`,
+    );
+  }
   const deliveryAllowList = list(settings.DELIVERY_ALLOW_LIST);
   checked('DELIVERY_ALLOW_LIST', settings.DELIVERY_ALLOW_LIST ?? '', () => createAddressGuard({ phase, allowList: deliveryAllowList }));
   return {

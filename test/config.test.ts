@@ -1,10 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrl, ConfigError, loadConfig } from '../src/config.js';
+import { baseUrl, ConfigError, loadConfig, MIN_ADMIN_TOKEN_LENGTH } from '../src/config.js';
+import { ADMIN_TOKEN } from './helpers/app.js';
 
 describe('settings', () => {
   it('serve needs ADMIN_TOKEN and defaults to phase OP', () => {
     expect(() => loadConfig('serve', {})).toThrow(ConfigError);
-    expect(loadConfig('serve', { ADMIN_TOKEN: 't' }).phase).toBe('OP');
+    expect(loadConfig('serve', { ADMIN_TOKEN }).phase).toBe('OP');
+  });
+
+  it('refuses in phase OP an admin token shorter than 32 characters, its only defence against guessing; QA takes any', () => {
+    const short = 'a'.repeat(MIN_ADMIN_TOKEN_LENGTH - 1);
+    expect(() => loadConfig('serve', { ADMIN_TOKEN: short })).toThrow(
+      'ADMIN_TOKEN must be at least 32 characters in phase OP; got 31. Generate one with: openssl rand -hex 32',
+    );
+    expect(() => loadConfig('sandbox', { ADMIN_TOKEN: short, PHASE: 'OP' })).toThrow(ConfigError);
+    expect(loadConfig('serve', { ADMIN_TOKEN: `${short}a` }).adminToken).toBe(`${short}a`);
+    expect(loadConfig('serve', { ADMIN_TOKEN: 't', PHASE: 'QA' }).adminToken).toBe('t');
+    expect(loadConfig('sandbox', { ADMIN_TOKEN: 't' }).adminToken).toBe('t');
   });
 
   it('the sandbox runs in phase QA with virtual devices by default', () => {

@@ -66,7 +66,7 @@ describe('TurnBatchedStream', () => {
 });
 
 describe('a server at LOG_LEVEL=info', () => {
-  const ADMIN_TOKEN = 'log-test-admin';
+  const ADMIN_TOKEN = 'log-test-admin-long-enough-for-phase-op';
   let child: ReturnType<typeof startCli>;
   let base: string;
 
