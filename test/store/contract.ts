@@ -14,7 +14,7 @@ import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { overviewContract } from './contract/overview.js';
 import { retentionContract } from './contract/retention.js';
-import { deliveryStatesContract, faultsContract, type SideConnection } from './contract/side.js';
+import { deliveryStatesContract, faultsContract, racesContract, type SideConnection } from './contract/side.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
 export function storeContract(name: string, open: () => Promise<Store>, side?: SideConnection): void {
@@ -29,6 +29,7 @@ export function storeContract(name: string, open: () => Promise<Store>, side?: S
     if (side) {
       describe('a change and its messages commit together or not at all', () => faultsContract(open, side));
       describe('messages in delivery states', () => deliveryStatesContract(open, side));
+      describe('a write held midway while another races it', () => racesContract(open, side));
     }
     describe('what operators browse', () => overviewContract(open));
     describe('owners and consent', () => oauthContract(open));

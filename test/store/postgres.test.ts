@@ -4,7 +4,7 @@
  * nodes racing on one database (sequences, limits, claims, notifications). Skipped, with a message
  * saying why, when PostgreSQL is not reachable.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerStoreMetrics } from '../../src/metrics.js';
@@ -48,6 +48,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
 
   /** Another connection to the database, for one call: a fault, or the delivery engine. */
   const side = <T>(fn: (client: pg.Client) => Promise<T>) => withClient(db.url, fn);
+  /** The connection holding a queue (holdQueue), until clear(). */
+  let gate: pg.Client | undefined;
   const beside: SideConnection = {
     async failMessagesWhere(condition) {
       await side((c) =>
@@ -62,6 +64,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
       );
     },
     async clear() {
+      await gate?.end();
+      gate = undefined;
       await side((c) =>
         c.query('DROP TRIGGER IF EXISTS injected_fault ON outbox; DROP TRIGGER IF EXISTS injected_fault ON delivery_endpoints; DROP FUNCTION IF EXISTS injected_fault()'),
       );
@@ -92,6 +96,40 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           )).rows,
       );
       return rows[0]!;
+    },
+    async holdQueue(serviceId, deviceId) {
+      // The queue's counter row, which a write recording a message to it upserts first, locked (made
+      // if the queue has none yet) by a transaction left open until the release.
+      gate = new pg.Client({ connectionString: db.url });
+      await gate.connect();
+      const held = gate;
+      await held.query('BEGIN');
+      await held.query(
+        `INSERT INTO message_sequences AS q (service_id, device_id, last_sequence, open_messages) VALUES ($1, $2, 0, 0)
+         ON CONFLICT (service_id, device_id) DO UPDATE SET last_sequence = q.last_sequence`,
+        [serviceId, deviceId],
+      );
+      const pid = (await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const count = async (query: string) => {
+        // A transaction sees pg_stat_activity as it first read it, unless told to read it again.
+        await held.query('SELECT pg_stat_clear_snapshot()');
+        return (await held.query<{ n: number }>(query, [pid])).rows[0]?.n;
+      };
+      const atGate = 'SELECT count(*)::integer AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))';
+      const behindHeld = `SELECT count(*)::integer AS n FROM pg_stat_activity w JOIN pg_stat_activity h ON h.pid = ANY (pg_blocking_pids(w.pid))
+        WHERE $1 = ANY (pg_blocking_pids(h.pid))`;
+      return {
+        async reached() {
+          await expect.poll(() => count(atGate)).toBe(1);
+        },
+        async releaseAfter(others) {
+          let finished = false;
+          const done = () => (finished = true);
+          others.then(done, done);
+          while (!finished && (await count(behindHeld)) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+          await held.query('ROLLBACK');
+        },
+      };
     },
   };
 

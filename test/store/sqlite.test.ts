@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { storeContract } from './contract.js';
 import type { SideConnection } from './contract/side.js';
@@ -61,6 +61,18 @@ const side: SideConnection = {
       fencing_token: number;
     };
     return { owner: row.lease_owner, expiresAt: row.lease_expires_at, fencingToken: row.fencing_token };
+  },
+  async holdQueue(serviceId, deviceId) {
+    // One writer, and a change is one write: nothing comes between what it reads and its messages,
+    // so the write is reached once its message is recorded, and nothing is held.
+    const queued = () => beside((db) => (db.prepare('SELECT count(*) AS n FROM outbox WHERE service_id = ? AND device_id = ?').get(serviceId, deviceId) as { n: number }).n);
+    const before = queued();
+    return {
+      async reached() {
+        await expect.poll(queued).toBeGreaterThan(before);
+      },
+      async releaseAfter() {},
+    };
   },
 };
 

@@ -332,13 +332,16 @@ async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: numb
     // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
     // services that still allow the device's type, and pairs whose share holds it: narrowing allowedDevices
     // or a consent silences the others at once (DESIGN J). The id may have been registered again since
-    // the push came: the secret tells its registrations apart.
+    // the push came: the secret tells its registrations apart. The device row stays key-share locked
+    // until commit, so an unregistration (it locks the row FOR UPDATE first) cannot commit between
+    // this read and the messages; one holding the row already is waited for, and its row is then gone.
     const rows = await tx.all<PushRow>(
       `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
        FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
          AND EXISTS (SELECT 1 FROM services s WHERE s.service_id = p.service_id AND ${allowsType('s', 'd.device_type')})
          AND ${sharedWith('p.service_id', 'p.user_number', 'p.device_id')}
-       WHERE d.device_id = $1 AND ($2::text IS NULL OR d.secret_hash = $2) ORDER BY p.id`,
+       WHERE d.device_id = $1 AND ($2::text IS NULL OR d.secret_hash = $2) ORDER BY p.id
+       FOR KEY SHARE OF d`,
       deviceId,
       secretHash ?? null,
     );

@@ -1,7 +1,8 @@
 /**
  * Contract: what is reached from beside the store, through another connection that each backend
  * gives (`SideConnection`): a change and its messages commit together or not at all when a fault
- * (a trigger) fails recording one of them; and messages in states only the delivery engine sets.
+ * (a trigger) fails recording one of them; messages in states only the delivery engine sets; and a
+ * write held midway while another races it.
  */
 import { afterEach, expect, it } from 'vitest';
 import type { DeliveryAttempt, MessageStatus } from '../../../src/core/model.js';
@@ -23,6 +24,19 @@ export interface SideConnection {
   addAttempt(attempt: DeliveryAttempt): Promise<void>;
   /** The message's lease, as stored. */
   lease(messageId: string): Promise<{ owner: string | null; expiresAt: number | null; fencingToken: number }>;
+  /** Holds the next write that records a message in the (service, device) queue there, after what it read before. */
+  holdQueue(serviceId: string, deviceId: string): Promise<HeldWrite>;
+}
+
+/**
+ * A write held midway. Where writes cannot interleave (SQLite: one writer, and a change is one
+ * write) nothing is held: the write is reached once it has recorded its message.
+ */
+export interface HeldWrite {
+  /** Resolves once the write is held. */
+  reached(): Promise<void>;
+  /** Lets the write go on once `others` have finished, or wait for it. */
+  releaseAfter(others: Promise<unknown>): Promise<void>;
 }
 
 export function faultsContract(open: () => Promise<Store>, faults: SideConnection): void {
@@ -185,5 +199,40 @@ export function deliveryStatesContract(open: () => Promise<Store>, side: SideCon
     ]);
     expect(await store().listMessages('S1', { status: 'failed' })).toHaveLength(1);
     expect(await store().recoverFailed('S2', 0, T0)).toBe(0);
+  });
+}
+
+export function racesContract(open: () => Promise<Store>, side: SideConnection): void {
+  const store = freshStore(open);
+  afterEach(() => side.clear());
+
+  it('records a push that read its registration before the unregistration, never after it and the registration that follows', async () => {
+    await addService(store(), 'S1');
+    await addService(store(), 'S2');
+    await addUser(store(), 'U1');
+    // S1 hears only D1's pushes, so that holding its queue holds the push alone; S2 hears every
+    // message of D1, in the order they were recorded.
+    await connect(store(), 'S1', 'U1', false);
+    await connect(store(), 'S2', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    for (const serviceId of ['S1', 'S2']) await store().addPushSubscription(serviceId, 'U1', 'D1', T0);
+    const held = await side.holdQueue('S1', 'D1');
+
+    const pushing = store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 1, 'secret-of-D1');
+    await held.reached();
+    // Unregistered, registered again under its id and subscribed to again, while the push is held.
+    const again = (async () => {
+      await store().unregisterDevice('D1', 'U1', T0 + 2);
+      await store().registerDevice({ ...newDevice('D1'), secretHash: 'secret-of-the-second-D1' }, 'U1', T0 + 3);
+      for (const serviceId of ['S1', 'S2']) await store().addPushSubscription(serviceId, 'U1', 'D1', T0 + 4);
+    })();
+    await held.releaseAfter(again);
+    await Promise.all([pushing, again]);
+
+    // In the order delivered (their sequence), not the times the callers gave.
+    const told = async (serviceId: string) =>
+      (await recorded(store(), serviceId, 'D1')).sort((a, b) => a.message.sequence - b.message.sequence).map((m) => m.message.pushType);
+    expect(await told('S2')).toEqual(['DEVICE_REGISTERED', 'DEVICE_PUSH', 'DEVICE_UNREGISTERED', 'DEVICE_REGISTERED']);
+    expect(await told('S1')).toEqual(['DEVICE_PUSH']);
   });
 }
