@@ -63,6 +63,12 @@ const TAKEN_OVER = 'a newer connection of the device took its session over';
 /** Why a device's connection ends, or its publish is refused, once it was unregistered or given a new secret. */
 const NO_LONGER_REGISTERED = 'the device is no longer registered with the secret it connected with';
 
+/** A device connected to the broker, and the registration (its secret hash) its connection was admitted for. */
+export interface ConnectedDevice {
+  deviceId: string;
+  registration: string;
+}
+
 /** The device a client authenticated as, and the secret (hashed) it did so with. */
 interface Identity {
   deviceId: string;
@@ -151,9 +157,12 @@ export class EmbeddedBroker {
     return (server.address() as AddressInfo).port;
   }
 
-  /** Ids of the devices connected right now. */
-  connectedDevices(): string[] {
-    return [...this.sessions.keys()];
+  /** The devices connected right now, each with the secret hash its connection was admitted with. */
+  connectedDevices(): ConnectedDevice[] {
+    return [...this.sessions].flatMap(([deviceId, client]) => {
+      const registration = this.identities.get(client)?.secretHash;
+      return registration === undefined ? [] : [{ deviceId, registration }];
+    });
   }
 
   /** Whether it is listening (for /ready). */

@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import { ConfigError, type Config } from '../config.js';
 import { unreachable, type DeviceChannel } from '../core/channel.js';
+import { DeviceNotRegistered } from '../core/errors.js';
 import { RESULT_FILTER } from '../device-protocol/topics.js';
 import { randomId } from '../ids.js';
 import type { Metrics } from '../metrics.js';
@@ -122,8 +123,12 @@ async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: s
     await bridge.stop();
     channel.close();
     // The embedded broker's devices lose their connection with it; their wills would find no one listening.
-    for (const deviceId of broker.connectedDevices()) {
-      await deps.devices.setConnection(deviceId, false).catch((error: unknown) => deps.logger.warn({ deviceId, err: error }, 'Could not mark a device offline'));
+    // Each for the registration it connected as: one registered under its id since is not this connection's.
+    for (const { deviceId, registration } of broker.connectedDevices()) {
+      await deps.devices.setConnection(deviceId, false, registration).catch((error: unknown) => {
+        if (error instanceof DeviceNotRegistered) deps.logger.debug({ deviceId }, 'Not marked offline: the device is no longer registered as it connected');
+        else deps.logger.warn({ deviceId, err: error }, 'Could not mark a device offline');
+      });
     }
     await broker.close();
   };

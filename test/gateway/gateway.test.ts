@@ -544,6 +544,23 @@ describe('embedded broker access rules (DESIGN B)', () => {
     expect((await p.state(device.deviceId)).online).toBe(false);
   });
 
+  it('marks offline, as it shuts down, only the registrations its devices connected as: not one registered under their id since', async () => {
+    const device = await cloud.addDevice();
+    await cloud.connect(device, { reconnectPeriod: 0 });
+    expect((await p.state(device.deviceId)).online).toBe(true);
+    // The shutdown's offline flag for the connected device waits at Devices while the id is registered again.
+    const held = holdAt(cloud.ctx.devices, 'setConnection');
+    const closing = cloud.gateway.close();
+    const { outcome } = await held.call;
+    // A virtual appliance is online from its registration on.
+    await p.registerAgain(device.deviceId, { virtual: true });
+    held.release();
+    await closing;
+
+    await expect(outcome).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await p.state(device.deviceId)).online).toBe(true);
+  });
+
   it('cuts off the devices of a deleted user at once, and keeps those another user still has', async () => {
     const [gone, shared] = [await cloud.addDevice(), await cloud.addDevice()];
     const other = await cloud.ctx.accounts.createUser(cloud.world.countryCode);
