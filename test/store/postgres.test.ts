@@ -126,7 +126,8 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
           let finished = false;
           const done = () => (finished = true);
           others.then(done, done);
-          while (!finished && (await count(behindHeld)) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+          const waiting = async () => (await count(atGate))! > 1 || (await count(behindHeld))! > 0;
+          while (!finished && !(await waiting())) await new Promise((resolve) => setTimeout(resolve, 10));
           await held.query('ROLLBACK');
         },
       };

@@ -5,6 +5,7 @@
  * write held midway while another races it.
  */
 import { afterEach, expect, it } from 'vitest';
+import { DeviceNotRegistered } from '../../../src/core/errors.js';
 import type { DeliveryAttempt, MessageStatus } from '../../../src/core/model.js';
 import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, freshStore, HOUR, newDevice, recorded, T0 } from './world.js';
@@ -35,7 +36,7 @@ export interface SideConnection {
 export interface HeldWrite {
   /** Resolves once the write is held. */
   reached(): Promise<void>;
-  /** Lets the write go on once `others` have finished, or wait for it. */
+  /** Lets the write go on once `others` have finished, or wait: for it, or held as well. */
   releaseAfter(others: Promise<unknown>): Promise<void>;
 }
 
@@ -234,5 +235,24 @@ export function racesContract(open: () => Promise<Store>, side: SideConnection):
       (await recorded(store(), serviceId, 'D1')).sort((a, b) => a.message.sequence - b.message.sequence).map((m) => m.message.pushType);
     expect(await told('S2')).toEqual(['DEVICE_REGISTERED', 'DEVICE_PUSH', 'DEVICE_UNREGISTERED', 'DEVICE_REGISTERED']);
     expect(await told('S1')).toEqual(['DEVICE_PUSH']);
+  });
+
+  it('refuses a push that comes while its device is being unregistered, once the unregistration is done', async () => {
+    await addService(store(), 'S1');
+    await addUser(store(), 'U1');
+    await connect(store(), 'S1', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    await store().addPushSubscription('S1', 'U1', 'D1', T0);
+    const held = await side.holdQueue('S1', 'D1');
+
+    // The unregistration is held as it records DEVICE_UNREGISTERED, the device already in its hands.
+    const unregistering = store().unregisterDevice('D1', 'U1', T0 + 1);
+    await held.reached();
+    const pushing = store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2, 'secret-of-D1');
+    await held.releaseAfter(pushing);
+
+    expect(await unregistering).toBe(true);
+    await expect(pushing).rejects.toBeInstanceOf(DeviceNotRegistered);
+    expect((await recorded(store(), 'S1', 'D1')).map((m) => m.message.pushType)).toEqual(['DEVICE_REGISTERED', 'DEVICE_UNREGISTERED']);
   });
 }
