@@ -3,6 +3,10 @@
  * inside its own transaction.
  */
 import { DeviceNotRegistered, StatusMoved } from '../core/errors.js';
+import type { Device } from '../core/model.js';
+
+/** What places a device in a washtower: its type and its group (null for any other device). */
+export type GroupHalf = Pick<Device, 'deviceId' | 'deviceType' | 'groupId'>;
 
 /**
  * Whether a pair holding `held` unexpired event subscriptions (counted as GET /event lists them) may
@@ -36,9 +40,10 @@ export function unknownDevice(deviceId: string): Error {
 }
 
 /**
- * Why a device was not registered: its owner's devices (shared ones included) have one of its type
- * in its group already. A washtower is one washer and one dryer, paired by groupId.
+ * Why a device was not registered to a user, as its owner or by a share: the user's devices (shared
+ * ones included) have another of its type in its group. A washtower is one washer and one dryer,
+ * paired by groupId.
  */
-export function groupHalfTaken(device: { deviceType: string; groupId: string | null }, ownerUserNumber: string): Error {
-  return new Error(`User ${ownerUserNumber} has a ${device.deviceType} in group ${JSON.stringify(device.groupId)} already; the device is not registered`);
+export function groupHalfTaken(device: GroupHalf, userNumber: string): Error {
+  return new Error(`User ${userNumber} has a ${device.deviceType} in group ${JSON.stringify(device.groupId)} already; the device is not registered to them`);
 }

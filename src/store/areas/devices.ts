@@ -24,7 +24,12 @@ export interface DevicesArea {
    * the same transaction, so that of two registrations of one half at once, one is refused.
    */
   registerDevice(device: NewDevice, ownerUserNumber: string, at: number): Promise<Device>;
-  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. false when either is unknown or it is already theirs. */
+  /**
+   * Registers an existing device to one more user of the home; records DEVICE_REGISTERED. false when
+   * either is unknown or it is already theirs. Rejects, writing nothing, a washtower half of a type
+   * the user's devices have in its group already: checked as registerDevice checks it, so that of a
+   * share and a registration (or two shares) of one half to the user at once, one is refused.
+   */
   shareDevice(deviceId: string, userNumber: string, at: number): Promise<boolean>;
   /**
    * Unregisters a device from one user: records DEVICE_UNREGISTERED, deletes that user's subscriptions

@@ -15,7 +15,7 @@ import {
   type MessageSpec,
   type Subscriber,
 } from '../messages.js';
-import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice, type GroupHalf } from '../rules.js';
 import type { Device, NewDevice } from '../../core/model.js';
 import { area, type Sql } from './database.js';
 import { recordMessages, recordMessagesAt } from './postgres-outbox.js';
@@ -35,7 +35,10 @@ export const DEVICE = `SELECT d.device_id AS "deviceId", d.device_type AS "devic
 /** A taken id or an unknown owner fails a constraint, and the transaction writes nothing. */
 async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at: number): Promise<Device> {
   return sql.transaction(async (tx) => {
-    if (device.groupId !== null && (await hasGroupHalf(tx, ownerUserNumber, device))) throw groupHalfTaken(device, ownerUserNumber);
+    if (device.groupId !== null) {
+      await lockUserForHalves(tx, ownerUserNumber);
+      if (await hasGroupHalf(tx, ownerUserNumber, device)) throw groupHalfTaken(device, ownerUserNumber);
+    }
     await tx.run(
       `WITH created AS (
          INSERT INTO devices (device_id, device_type, model_name, alias, group_id, secret_hash, virtual, online, created_at)
@@ -62,29 +65,44 @@ async function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: stri
 }
 
 /**
- * Whether the user's devices have one of the device's type in its group. The user stays locked until
- * the transaction ends: registrations of a group's halves to the user take turns, each seeing those
- * before it (a plain registration, whose device_users row only key-shares the user, does not wait).
+ * Locks the user until the transaction ends, before hasGroupHalf reads its devices: registrations and
+ * shares of a group's halves to the user take turns, each seeing those before it (a plain
+ * registration, whose device_users row only key-shares the user, does not wait). false when the user
+ * is unknown.
  */
-async function hasGroupHalf(tx: Sql, userNumber: string, device: NewDevice): Promise<boolean> {
-  await tx.run('SELECT 1 FROM users WHERE user_number = $1 FOR NO KEY UPDATE', userNumber);
+async function lockUserForHalves(tx: Sql, userNumber: string): Promise<boolean> {
+  return (await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR NO KEY UPDATE', userNumber)) !== undefined;
+}
+
+/**
+ * Whether the user's devices have another of the device's type in its group (not the device itself:
+ * sharing a device the user has already is no second half). The user is locked (lockUserForHalves).
+ */
+async function hasGroupHalf(tx: Sql, userNumber: string, device: GroupHalf): Promise<boolean> {
   const half = await tx.one(
     `SELECT 1 FROM device_users r JOIN devices d ON d.device_id = r.device_id
-     WHERE r.user_number = $1 AND d.group_id = $2 AND d.device_type = $3`,
+     WHERE r.user_number = $1 AND d.group_id = $2 AND d.device_type = $3 AND d.device_id <> $4`,
     userNumber,
     device.groupId,
     device.deviceType,
+    device.deviceId,
   );
   return half !== undefined;
 }
 
-/** false when the device or the user is unknown, or the device is already registered to the user. */
+/**
+ * false when the device or the user is unknown, or the device is already registered to the user.
+ * Rejects a washtower half whose type the user's group has already, as registerDevice does.
+ */
 async function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
-    // The user before the device, in the order deleteUser locks them, so the two never deadlock.
-    if (!(await tx.one('SELECT 1 FROM users WHERE user_number = $1 FOR SHARE', userNumber))) return false;
+    // The user before the device, in the order deleteUser locks them, so the two never deadlock. Locked
+    // for halves whatever the device is, as its type and group are known only once it is locked: a
+    // share then waits for other shares to the same user and registrations of halves to them, no more.
+    if (!(await lockUserForHalves(tx, userNumber))) return false;
     const device = await lockDevice(tx, deviceId);
     if (!device) return false;
+    if (device.groupId !== null && (await hasGroupHalf(tx, userNumber, device))) throw groupHalfTaken(device, userNumber);
     if (!(await addRegistration(tx, deviceId, userNumber, at))) return false;
     await announce(tx, 'DEVICE_REGISTERED', device, [userNumber], at);
     return true;

@@ -20,7 +20,7 @@ import { allowsType } from './sqlite-subscriptions.js';
 import type { DevicesArea, DeviceStatusJson, StatusChange } from '../areas/devices.js';
 import type { GroupCommit } from './group-commit.js';
 import { ExpiringMap, LOOKUP_TTL_MS } from '../../core/cache.js';
-import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice } from '../rules.js';
+import { groupHalfTaken, pushNotRecorded, statusNotWritten, unknownDevice, type GroupHalf } from '../rules.js';
 import { sharedWith } from './sqlite-oauth.js';
 
 /** Entries of the status cache at most: the oldest go first beyond it. */
@@ -54,24 +54,33 @@ function registerDevice(sql: Sql, device: NewDevice, ownerUserNumber: string, at
   });
 }
 
-/** Whether the user's devices have one of the device's type in its group. */
-function hasGroupHalf(sql: Sql, userNumber: string, device: NewDevice): boolean {
+/**
+ * Whether the user's devices have another of the device's type in its group (not the device itself:
+ * sharing a device the user has already is no second half).
+ */
+function hasGroupHalf(sql: Sql, userNumber: string, device: GroupHalf): boolean {
   return (
     sql.one(
       `SELECT 1 FROM device_users r JOIN devices d ON d.device_id = r.device_id
-       WHERE r.user_number = ? AND d.group_id = ? AND d.device_type = ?`,
+       WHERE r.user_number = ? AND d.group_id = ? AND d.device_type = ? AND d.device_id <> ?`,
       userNumber,
       device.groupId,
       device.deviceType,
+      device.deviceId,
     ) !== undefined
   );
 }
 
-/** false when the device or the user is unknown, or the device is already registered to the user. */
+/**
+ * false when the device or the user is unknown, or the device is already registered to the user.
+ * Rejects a washtower half whose type the user's group has already, as registerDevice does.
+ */
 function shareDevice(sql: Sql, deviceId: string, userNumber: string, at: number): boolean {
   return sql.write(() => {
     const device = deviceRow(sql, deviceId);
     if (!device || !sql.one('SELECT 1 FROM users WHERE user_number = ?', userNumber)) return false;
+    const half = { deviceId, deviceType: device.device_type, groupId: device.group_id };
+    if (half.groupId !== null && hasGroupHalf(sql, userNumber, half)) throw groupHalfTaken(half, userNumber);
     if (!addRegistration(sql, deviceId, userNumber, at)) return false;
     announce(sql, 'DEVICE_REGISTERED', factsOf(device), userNumber, at);
     return true;

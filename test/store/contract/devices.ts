@@ -5,6 +5,14 @@ import type { Device, NewDevice } from '../../../src/core/model.js';
 import type { Store } from '../../../src/store/store.js';
 import { addDevice, addService, addUser, connect, DRYER, freshStore, HOUR, newDevice, pushTypes, recorded, T0, WASHER } from './world.js';
 
+const TOWER_WASHER = 'DEVICE_WASHTOWER_WASHER';
+const TOWER_DRYER = 'DEVICE_WASHTOWER_DRYER';
+
+/** A washtower half, in group G1 unless told. */
+function half(deviceId: string, deviceType: string, groupId = 'G1'): NewDevice {
+  return { ...newDevice(deviceId, deviceType), groupId };
+}
+
 export function devicesContract(open: () => Promise<Store>): void {
   const store = freshStore(open);
 
@@ -45,9 +53,6 @@ export function devicesContract(open: () => Promise<Store>): void {
     });
 
     it("rejects a group's second device of a type among its owner's devices, and writes nothing; of two at once, one", async () => {
-      const TOWER_WASHER = 'DEVICE_WASHTOWER_WASHER';
-      const TOWER_DRYER = 'DEVICE_WASHTOWER_DRYER';
-      const half = (deviceId: string, deviceType: string, groupId = 'G1') => ({ ...newDevice(deviceId, deviceType), groupId });
       await addUser(store(), 'U1');
       await addUser(store(), 'U2');
       await store().registerDevice(half('W1', TOWER_WASHER), 'U1', T0);
@@ -84,6 +89,37 @@ export function devicesContract(open: () => Promise<Store>): void {
       expect(await store().shareDevice('D1', 'U2', T0 + 3)).toBe(false);
       expect(await store().shareDevice('D1', 'ghost', T0 + 3)).toBe(false);
       expect(await store().shareDevice('nope', 'U2', T0 + 3)).toBe(false);
+    });
+
+    it("refuses to share a group's second device of a type with a user, and writes nothing; of two at once, one", async () => {
+      await addService(store(), 'S1', [TOWER_WASHER, TOWER_DRYER]);
+      for (const userNumber of ['U1', 'U2', 'U3']) await addUser(store(), userNumber);
+      await store().registerDevice(half('W1', TOWER_WASHER), 'U1', T0);
+      await store().registerDevice(half('W2', TOWER_WASHER), 'U2', T0 + 1);
+      await connect(store(), 'S1', 'U1');
+      await expect(store().shareDevice('W2', 'U1', T0 + 2)).rejects.toThrow(/group "G1"/);
+      expect((await store().getDevice('W2'))?.userNumbers).toEqual(['U2']);
+      expect(await pushTypes(store(), 'S1')).toEqual([]);
+      // The other half completes the tower; a device the user has already is no second half of it.
+      await store().registerDevice(half('D2', TOWER_DRYER), 'U2', T0 + 3);
+      expect(await store().shareDevice('D2', 'U1', T0 + 4)).toBe(true);
+      expect(await store().shareDevice('D2', 'U1', T0 + 5)).toBe(false);
+      expect(await store().shareDevice('W1', 'U1', T0 + 5)).toBe(false);
+
+      // Of two shares at once, or a share and a registration, of one half to the user: one.
+      await store().registerDevice(half('W3', TOWER_WASHER, 'G2'), 'U2', T0 + 6);
+      await store().registerDevice(half('W4', TOWER_WASHER, 'G2'), 'U3', T0 + 6);
+      await store().registerDevice(half('W5', TOWER_WASHER, 'G3'), 'U2', T0 + 6);
+      const outcomes = await Promise.allSettled([
+        store().shareDevice('W3', 'U1', T0 + 7),
+        store().shareDevice('W4', 'U1', T0 + 7),
+        store().shareDevice('W5', 'U1', T0 + 7),
+        store().registerDevice(half('W6', TOWER_WASHER, 'G3'), 'U1', T0 + 7),
+      ]);
+      expect(outcomes.slice(0, 2).map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect(outcomes.slice(2).map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const groups = (await store().listUserDevices('U1')).map((d) => d.groupId);
+      expect([groups.filter((g) => g === 'G2'), groups.filter((g) => g === 'G3')]).toEqual([['G2'], ['G3']]);
     });
 
     it("lists a user's devices, owned and shared, in the order they were registered to the user", async () => {
