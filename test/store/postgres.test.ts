@@ -392,6 +392,28 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         other = await openStore(db.url);
       });
       afterEach(() => other.close());
+      afterEach(() =>
+        side((c) =>
+          c.query(`DROP TRIGGER IF EXISTS slow ON outbox; DROP TRIGGER IF EXISTS slow ON message_sequences;
+                   DROP TRIGGER IF EXISTS slow ON device_users; DROP FUNCTION IF EXISTS slow()`),
+        ),
+      );
+
+      /** Makes the `event`s on `table` that `when` picks sleep for a second, inside the statement that holds the locks taken before it. */
+      const slowDown = (event: 'INSERT' | 'UPDATE', table: string, when: string) =>
+        side((c) =>
+          c.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
+                   CREATE TRIGGER slow BEFORE ${event} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION slow()`),
+        );
+      /** Sessions of this database waiting on `event`: other test files' databases share the server. */
+      const waiting = (event: string) =>
+        side(async (c) => {
+          const { rows } = await c.query<{ n: number }>(
+            'SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event = $1 AND datname = current_database()',
+            [event],
+          );
+          return rows[0]?.n;
+        });
 
       it('numbers concurrent messages of one device without gaps or repeats', async () => {
         await addService(store, 'S1');
@@ -428,18 +450,6 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
       });
 
       describe('races leave no message stranded (one side slowed down while it holds its locks)', () => {
-        afterEach(() =>
-          side((c) => c.query('DROP TRIGGER IF EXISTS slow ON outbox; DROP TRIGGER IF EXISTS slow ON message_sequences; DROP FUNCTION IF EXISTS slow()')),
-        );
-
-        /** Makes the `event`s on `table` that `when` picks sleep for a second, inside the statement that holds the queue's lock. */
-        const slowDown = (event: 'INSERT' | 'UPDATE', table: string, when: string) =>
-          side((c) =>
-            c.query(`CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
-                     CREATE TRIGGER slow BEFORE ${event} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION slow()`),
-          );
-        const waiting = (event: string) =>
-          side(async (c) => (await c.query<{ n: number }>('SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event = $1', [event])).rows[0]?.n);
         const claim = (s: Store) => s.claimDeliveries({ owner: 'node', now: T0 + 10, leaseMs: 30_000, limit: 100, perEndpointLimit: 100, inFlight: {} });
 
         /** D1's first message, leased; its delivery is the settle that races. */
