@@ -565,6 +565,31 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         await wokenAgain(reconnected);
       });
 
+      describe("a washtower half shared or registered to a user while another of its group's is (the first slowed down while it holds the user)", () => {
+        const half = (deviceId: string) => ({ ...newDevice(deviceId, 'DEVICE_WASHTOWER_WASHER'), groupId: 'G1' });
+        const share = (deviceId: string) => (s: Store) => s.shareDevice(deviceId, 'U1', T0 + 1);
+        const register = (deviceId: string) => (s: Store) => s.registerDevice(half(deviceId), 'U1', T0 + 1);
+
+        // The first on one node, the second on the other.
+        it.each([
+          ['a share, then a registration', share('W1'), register('W3')],
+          ['a registration, then a share', register('W3'), share('W1')],
+          ['two shares', share('W1'), share('W2')],
+        ])('%s: the second waits for the first, then is refused', async (_, first, second) => {
+          for (const userNumber of ['U1', 'U2', 'U3']) await addUser(store, userNumber);
+          await store.registerDevice(half('W1'), 'U2', T0);
+          await store.registerDevice(half('W2'), 'U3', T0);
+          await slowDown('INSERT', 'device_users', "NEW.user_number = 'U1'");
+          const one = first(store);
+          await expect.poll(() => waiting('PgSleep')).toBe(1);
+          const two = second(other).then(() => 'passed', (error: Error) => error.message);
+          await expect.poll(() => waiting('transactionid')).toBe(1);
+          await one;
+          expect(await two).toMatch(/^User U1 has a DEVICE_WASHTOWER_WASHER in group "G1" already/);
+          expect((await store.listUserDevices('U1')).filter((d) => d.groupId === 'G1')).toHaveLength(1);
+        });
+      });
+
       it('deletes a device when its last two users leave at once', async () => {
         await addUser(store, 'U1');
         await addUser(store, 'U2');
