@@ -72,7 +72,7 @@ export function userRoutes(app: AdminApp, ctx: AppContext): void {
   app.post('/users/:userNumber/devices/:deviceId', {
     schema: adminSchema(
       'shareDevice', 'Share a device with another user of the home',
-      { description: 'Records DEVICE_REGISTERED for that user.', params: UserDeviceParams },
+      { description: 'Records DEVICE_REGISTERED for that user. 1102 when it is theirs already, or is a washtower half of a type their devices have in its group.', params: UserDeviceParams },
       Empty,
       ['1202', '1205', '1224'],
     ),

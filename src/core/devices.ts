@@ -124,11 +124,14 @@ export class Devices {
     return { device, deviceSecret };
   }
 
-  /** A washtower is one washer and one dryer: clients pair the halves by groupId. 1102 when the user's group has this half. */
-  private async checkGroupHalf(userNumber: string, input: NewDeviceInput): Promise<void> {
-    if (input.groupId === undefined) return;
-    const half = (await this.deps.store.listUserDevices(userNumber)).find((d) => d.groupId === input.groupId && d.deviceType === input.deviceType);
-    if (half) throw fail('1102', `groupId ${JSON.stringify(input.groupId)} already has its ${input.deviceType}: ${half.deviceId}.`);
+  /**
+   * A washtower is one washer and one dryer: clients pair the halves by groupId. 1102 when the user's
+   * group has this half, for a device registered or shared to the user.
+   */
+  private async checkGroupHalf(userNumber: string, device: { deviceType: string; groupId?: string | null }): Promise<void> {
+    if (device.groupId === undefined || device.groupId === null) return;
+    const half = (await this.deps.store.listUserDevices(userNumber)).find((d) => d.groupId === device.groupId && d.deviceType === device.deviceType);
+    if (half) throw fail('1102', `groupId ${JSON.stringify(device.groupId)} already has its ${device.deviceType}: ${half.deviceId}.`);
   }
 
   /**
@@ -312,10 +315,18 @@ export class Devices {
     return device;
   }
 
-  /** Registers an existing device to one more user of the home; records DEVICE_REGISTERED. */
+  /**
+   * Registers an existing device to one more user of the home; records DEVICE_REGISTERED. A washtower
+   * half is refused as registering it would be when the user's group has that half.
+   */
   async share(deviceId: string, userNumber: string): Promise<void> {
-    await this.checkShareable(deviceId, userNumber);
-    const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now());
+    await this.checkGroupHalf(userNumber, await this.checkShareable(deviceId, userNumber));
+    const shared = await this.deps.store.shareDevice(deviceId, userNumber, this.deps.clock.now()).catch(async (error: unknown) => {
+      // A call at the same time registered or shared the group's half to the user since the checks (the
+      // store checks the half again as it writes): answered as those checks now answer.
+      await this.checkGroupHalf(userNumber, await this.checkShareable(deviceId, userNumber));
+      throw error;
+    });
     await this.lookups.deviceChanged(deviceId);
     await this.lookups.userChanged(userNumber);
     if (shared) return;
@@ -324,10 +335,11 @@ export class Devices {
     throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
-  /** 1202 for an unknown user, 1205 for an unknown device, 1102 for a device the user has already. */
-  private async checkShareable(deviceId: string, userNumber: string): Promise<void> {
+  /** The device, unless 1202 for an unknown user, 1205 for an unknown device, 1102 for a device the user has already. */
+  private async checkShareable(deviceId: string, userNumber: string): Promise<Device> {
     const device = await this.userDevice(deviceId, userNumber, false);
     if (device.userNumbers.includes(userNumber)) throw fail('1102', `Device ${deviceId} is already registered to user ${userNumber}.`);
+    return device;
   }
 
   /** Unregisters a device from one user (the device goes when no user is left); records DEVICE_UNREGISTERED. */

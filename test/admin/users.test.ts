@@ -265,6 +265,24 @@ describe('admin: users, tokens and their devices (DESIGN D)', () => {
       expect(refusals).toEqual(Array(3).fill([400, { code: '1102', message: `Device ${deviceId} is already registered to user ${other.userNumber}.` }]));
     });
 
+    it("refuses to share a washtower half with a user whose group has that half (1102, as registering it is); the group's other half completes their tower", async () => {
+      const other = await createWorld(t.ctx, { deviceTypes: [] });
+      const register = async (userNumber: string, deviceType: string) =>
+        (await admin('POST', `/admin/users/${userNumber}/devices`, { deviceType, alias: 'Tower', groupId: 'tower-1', virtual: true })).json().response.deviceId as string;
+      const theirWasher = await register(other.userNumber, 'DEVICE_WASHTOWER_WASHER');
+      const washer = await register(world.userNumber, 'DEVICE_WASHTOWER_WASHER');
+      const dryer = await register(world.userNumber, 'DEVICE_WASHTOWER_DRYER');
+
+      expect(await error(admin('POST', `/admin/users/${other.userNumber}/devices/${washer}`)))
+        .toEqual([400, { code: '1102', message: `groupId "tower-1" already has its DEVICE_WASHTOWER_WASHER: ${theirWasher}.` }]);
+      expect((await t.ctx.devices.get(washer)).userNumbers).toEqual([world.userNumber]);
+      expect((await admin('POST', `/admin/users/${other.userNumber}/devices/${dryer}`)).json().response).toEqual({});
+      expect((await t.ctx.store.listUserDevices(other.userNumber)).map((d) => d.deviceId)).toEqual([theirWasher, dryer]);
+      // Sharing it again answers as sharing any device twice.
+      expect(await error(admin('POST', `/admin/users/${other.userNumber}/devices/${dryer}`)))
+        .toEqual([400, { code: '1102', message: `Device ${dryer} is already registered to user ${other.userNumber}.` }]);
+    });
+
     it("refuses to unregister an unknown device or another user's device with 1205", async () => {
       const stranger = await createWorld(t.ctx, { deviceTypes: [] });
       const deviceId = world.devices[0]!.deviceId;
