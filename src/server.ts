@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
-import { baseUrl, ConfigError, type Config } from './config.js';
+import { baseUrl, ConfigError, configWarnings, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startDelivery, type Delivery } from './delivery/index.js';
 import { startGateway, type Gateway } from './gateway/index.js';
@@ -116,6 +116,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       { baseUrl: baseUrl(config), listening: url, mqttPort: gateway.port, region: config.region, phase: config.phase, version: config.version },
       `appliance-cloud ${config.mode} listening on ${url}, serving ${baseUrl(config)}`,
     );
+    // After the line saying it runs, so a start that fails says only why.
+    for (const warning of configWarnings(config)) app.server.log.warn(warning);
     const server = app;
     const broker = gateway;
     const deliveries = delivery;

@@ -66,19 +66,26 @@ describe('TurnBatchedStream', () => {
 });
 
 describe('a server at LOG_LEVEL=info', () => {
-  const ADMIN_TOKEN = 'log-test-admin-long-enough-for-phase-op';
+  const ADMIN_TOKEN = 'log-test-admin';
   let child: ReturnType<typeof startCli>;
   let base: string;
+  let startup: string;
 
   beforeAll(async () => {
     child = startCli(['serve'], { PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' });
-    const stdout = await stdoutUntil(child, /"listening":"http:\/\/127\.0\.0\.1:\d+"/);
-    base = /"listening":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout)![1]!;
+    // Up to the warning that follows the line saying it listens.
+    startup = await stdoutUntil(child, /"listening":"http:\/\/127\.0\.0\.1:\d+"[^\n]*\n[^\n]*"level":40[^\n]*\n/);
+    base = /"listening":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(startup)![1]!;
   }, 30_000);
 
   afterAll(async () => {
     child.kill('SIGTERM');
     await exitCode(child);
+  });
+
+  it('warns as it starts that its admin token, shorter than 32 characters, is guessable', () => {
+    const warnings = startup.split('\n').filter((l) => l.includes('"level":40')).map((l) => JSON.parse(l) as { msg: string });
+    expect(warnings.map((w) => w.msg)).toEqual([expect.stringMatching(/^ADMIN_TOKEN has 14 characters: it alone guards \/admin/)]);
   });
 
   it('writes one line per request with its messageId, serviceId, route, status and duration', async () => {

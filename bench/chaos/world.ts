@@ -6,7 +6,7 @@
 import { call, ok } from '../../test/cluster/nodes.js';
 import type { LoadWorld } from './load.js';
 
-export const ADMIN_TOKEN = 'chaos-admin-token-long-enough-for-phase-op';
+export const ADMIN_TOKEN = 'chaos-admin-token';
 const DEVICE_TYPE = 'DEVICE_CEILING_FAN';
 
 export interface ChaosWorld extends LoadWorld {

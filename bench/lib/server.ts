@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SETTING_NAMES } from '../../src/cli/settings.js';
 import { cpuSecondsOf, memoryOf } from './proc.js';
 
-export const ADMIN_TOKEN = 'bench-admin-token-long-enough-for-phase-op';
+export const ADMIN_TOKEN = 'bench-admin-token';
 
 /**
  * Warnings only: one JSON line per request at `info` would measure pino writing to a pipe. The rate

@@ -7,7 +7,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { newMessageId } from '../../src/ids.js';
 import { startCli } from '../cli/process.js';
 
-export const ADMIN_TOKEN = 'cluster-test-admin-long-enough-for-phase-op';
+export const ADMIN_TOKEN = 'cluster-test-admin';
 /** Every node gets these: phase QA so that loopback receivers are allowed, no embedded broker, quick retries. */
 const NODE_SETTINGS = {
   ADMIN_TOKEN,

@@ -49,7 +49,7 @@ describe('signing in', () => {
       method: 'POST',
       url: '/console/sign-in',
       headers: { cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
-      payload: new URLSearchParams({ _csrf: visitor.csrf, token: ADMIN_TOKEN, next: '/console/devices' }).toString(),
+      payload: new URLSearchParams({ _csrf: visitor.csrf, token: 'test-admin-token', next: '/console/devices' }).toString(),
     });
     expect(answer.statusCode).toBe(303);
     expect(answer.headers.location).toBe('/console/devices');
@@ -66,7 +66,7 @@ describe('signing in', () => {
         method: 'POST',
         url: '/console/sign-in',
         headers: { cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
-        payload: new URLSearchParams({ _csrf: visitor.csrf, token: ADMIN_TOKEN, next: '/console' }).toString(),
+        payload: new URLSearchParams({ _csrf: visitor.csrf, token: 'test-admin-token', next: '/console' }).toString(),
       });
       return String(answer.headers['set-cookie']);
     };
@@ -82,14 +82,14 @@ describe('signing in', () => {
 
   it('never sends a signed-in visitor off the console', async () => {
     const visitor = await visit(t.app);
-    const answer = await visitor.post('/console/sign-in', { token: ADMIN_TOKEN, next: '//evil.example/' });
+    const answer = await visitor.post('/console/sign-in', { token: 'test-admin-token', next: '//evil.example/' });
     expect(answer.headers.location).toBe('/console');
   });
 
   it('goes to the overview, not to a fault, when where it was going could not be sent as a Location', async () => {
     for (const next of ['/console/devices\r\nSet-Cookie: x=y', '/console/devices/日本']) {
       const visitor = await visit(t.app);
-      const answer = await visitor.post('/console/sign-in', { token: ADMIN_TOKEN, next });
+      const answer = await visitor.post('/console/sign-in', { token: 'test-admin-token', next });
       expect([answer.statusCode, answer.headers.location]).toEqual([303, '/console']);
       const again = await visitor.get(`/console/sign-in?next=${encodeURIComponent(next)}`);
       expect([again.statusCode, again.headers.location]).toEqual([303, '/console']);
@@ -99,8 +99,8 @@ describe('signing in', () => {
   it('refuses a sign-in form without the CSRF token of its session', async () => {
     const visitor = await visit(t.app);
     const other = await visit(t.app);
-    expect((await visitor.post('/console/sign-in', { token: ADMIN_TOKEN }, '')).statusCode).toBe(403);
-    expect((await visitor.post('/console/sign-in', { token: ADMIN_TOKEN }, other.csrf)).statusCode).toBe(403);
+    expect((await visitor.post('/console/sign-in', { token: 'test-admin-token' }, '')).statusCode).toBe(403);
+    expect((await visitor.post('/console/sign-in', { token: 'test-admin-token' }, other.csrf)).statusCode).toBe(403);
   });
 
   it('turns a one-time link into a session once, and lets the operator it signed in through it again', async () => {

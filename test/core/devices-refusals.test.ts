@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceInputRefused, DeviceNotRegistered } from '../../src/core/errors.js';
 import { ApiError } from '../../src/errors.js';
-import { ADMIN_TOKEN, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+import { createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 describe('Devices: refusals of what a device sends', () => {
   let t: TestApp;
@@ -43,7 +43,7 @@ describe('Devices: refusals of what a device sends', () => {
   });
 
   it('the admin API still answers an unknown device with 1205 and the same message', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/admin/devices/no-such-device/report', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: '{"operation":{}}' });
+    const res = await t.app.inject({ method: 'POST', url: '/admin/devices/no-such-device/report', headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' }, payload: '{"operation":{}}' });
     expect([res.statusCode, res.json().error]).toEqual([404, { code: '1205', message: 'Device no-such-device is not registered.' }]);
   });
 });

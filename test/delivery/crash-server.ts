@@ -12,7 +12,7 @@ const server = await startServer(
     DATABASE_URL: `sqlite:${databaseFile}`,
     HOST: '127.0.0.1',
     PORT: '0',
-    ADMIN_TOKEN: 'crash-test-admin-long-enough-for-phase-op',
+    ADMIN_TOKEN: 'crash-test-admin',
     DELIVERY_RETRY_SCHEDULE: schedule,
     // Short, so that a lease the killed process held expires soon after the restart.
     DELIVERY_ATTEMPT_TIMEOUT_MS: '1000',

@@ -16,7 +16,7 @@ import { newMessageId } from '../../src/ids.js';
 import { waitFor } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ADMIN = { authorization: 'Bearer crash-test-admin-long-enough-for-phase-op' };
+const ADMIN = { authorization: 'Bearer crash-test-admin' };
 const BURST = 200;
 // Long enough that the first message is still being retried when the process is killed.
 const SCHEDULE = Array.from({ length: 60 }, () => '250ms').join(',');
@@ -114,7 +114,7 @@ describe('a crash with deliveries pending (DESIGN C)', () => {
 
     // The server's /metrics carries the deliveries, nothing left pending.
     // crash-server.ts's admin token: /metrics is an operator page.
-    const metrics = await (await fetch(`${second.url}/metrics`, { headers: { authorization: 'Bearer crash-test-admin-long-enough-for-phase-op' } })).text();
+    const metrics = await (await fetch(`${second.url}/metrics`, { headers: { authorization: 'Bearer crash-test-admin' } })).text();
     expect(metrics).toMatch(/^deliveries_total\{outcome="delivered",service="[^"]+"\} \d+$/m);
     expect(metrics).toMatch(/^deliveries_pending 0$/m);
 

@@ -227,7 +227,7 @@ describe('the partner interface under fuzz (inject)', () => {
 });
 
 describe('raw requests over a socket to a running server (a child process)', () => {
-  const ADMIN_TOKEN = 'fuzz-admin-token-long-enough-for-phase-op';
+  const ADMIN_TOKEN = 'fuzz-admin-token';
   let child: ChildProcessWithoutNullStreams;
   let port: number;
   let base: string;

@@ -13,7 +13,7 @@ import { TEST_STREAM } from './settings.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const delayMs = Number(process.env.REPORT_DELAY_MS ?? 0);
-const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node-admin-token-long-enough-for-phase-op', PORT: '0', MQTT_URL: process.env.MQTT_URL, MQTT_DEPLOYMENT: process.env.DEPLOYMENT });
+const config = loadConfig('serve', { ADMIN_TOKEN: 'external-node', PORT: '0', MQTT_URL: process.env.MQTT_URL, MQTT_DEPLOYMENT: process.env.DEPLOYMENT });
 const store = await openStore(process.env.DATABASE_URL!);
 const gateway = await startGateway({
   config,

@@ -16,7 +16,7 @@ import { exitCode, stdoutUntil } from '../cli/process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-const ADMIN_TOKEN = 'gateway-process-admin-token-long-enough-for-phase-op';
+const ADMIN_TOKEN = 'gateway-process-admin-token';
 
 /** The embedded broker takes no port 0 (MQTT_PORT=0 disables it): a port free at the time of asking. */
 async function freePort(): Promise<number> {

@@ -16,8 +16,7 @@ import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/store.js';
 import { isPostgresUrl, testDatabases } from './postgres.js';
 
-/** Long enough for phase OP (MIN_ADMIN_TOKEN_LENGTH), which some tests run in. */
-export const ADMIN_TOKEN = 'test-admin-token-long-enough-for-phase-op';
+export const ADMIN_TOKEN = 'test-admin-token';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -28,7 +27,7 @@ export interface TestApp {
 }
 
 /**
- * A fresh app over a fresh store, admin token ADMIN_TOKEN. The store is `databaseUrl` when
+ * A fresh app over a fresh store, admin token `test-admin-token`. The store is `databaseUrl` when
  * given, else `TEST_DATABASE_URL`, else SQLite in memory. When `TEST_DATABASE_URL` is postgres://…,
  * each test file gets a database of its own on that server, created and migrated on first use,
  * emptied for each app, dropped after the file (an app opened while another is still open gets a

@@ -1,6 +1,6 @@
 /** GET /health, /ready and /metrics (DESIGN E), on whichever database the suite runs. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminHeaders, createWorld, testApp, type TestApp } from '../helpers/app.js';
+import { adminHeaders, createWorld, testApp, type TestApp } from '../helpers/app.js';
 
 describe('operations endpoints', () => {
   let t: TestApp;
@@ -30,7 +30,7 @@ describe('operations endpoints', () => {
   });
 
   it('/metrics is an operator page: without the admin token, or with a wrong one, it answers 1301 and shows nothing', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { authorization: ADMIN_TOKEN }]) {
+    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { authorization: 'test-admin-token' }]) {
       const res = await t.app.inject({ method: 'GET', url: '/metrics', headers });
       expect([res.statusCode, res.json().error.code]).toEqual([401, '1301']);
       expect(res.json().error.message).toMatch(/^(\/metrics needs header Authorization: Bearer <ADMIN_TOKEN>|The admin token is wrong)\.$/);

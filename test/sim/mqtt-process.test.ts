@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newMessageId } from '../../src/ids.js';
 import { exitCode, runCli, startCli, stdoutUntil } from '../cli/process.js';
 
-const ADMIN_TOKEN = 'sim-mqtt-admin-token-long-enough-for-phase-op';
+const ADMIN_TOKEN = 'sim-mqtt-admin-token';
 const MAIN = { location: { locationName: 'MAIN' } };
 
 /** The embedded broker takes no port 0 (MQTT_PORT=0 disables it): a port free at the time of asking. */
