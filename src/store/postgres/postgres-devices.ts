@@ -114,6 +114,9 @@ export async function unregisterDevice(sql: Sql, deviceId: string, userNumber: s
   return sql.transaction(async (tx) => {
     const device = await lockDevice(tx, deviceId);
     if (!device?.userNumbers.includes(userNumber)) return false;
+    // Its status row too, which a report locks before it reads the subscribers in a statement of its
+    // own: a report coming meanwhile waits, then reads them without this user's.
+    await tx.run('SELECT 1 FROM device_states WHERE device_id = $1 FOR NO KEY UPDATE', deviceId);
     // Announced with the alias and type it had; then the registration goes and the user's subscriptions cascade.
     await announce(tx, 'DEVICE_UNREGISTERED', device, [userNumber], at);
     await tx.run('DELETE FROM device_users WHERE device_id = $1 AND user_number = $2', deviceId, userNumber);
@@ -157,9 +160,12 @@ async function listVirtualDevices(sql: Sql): Promise<Device[]> {
   return sql.all<Device>(`${DEVICE} WHERE d.virtual ORDER BY d.created_at, d.device_id COLLATE "C"`);
 }
 
-/** The device ids registered to the user, oldest registration first. */
+/**
+ * The device ids registered to the user, in the order a group of reports locks their status rows
+ * (UPDATE_GROUP), so that unregistering them one by one never waits on such a group in a cycle.
+ */
 export async function userDeviceIds(sql: Sql, userNumber: string): Promise<string[]> {
-  const rows = await sql.all<{ deviceId: string }>('SELECT device_id AS "deviceId" FROM device_users WHERE user_number = $1 ORDER BY id', userNumber);
+  const rows = await sql.all<{ deviceId: string }>('SELECT device_id AS "deviceId" FROM device_users WHERE user_number = $1 ORDER BY device_id', userNumber);
   return rows.map((r) => r.deviceId);
 }
 
@@ -347,19 +353,21 @@ interface PushRow {
 /** An unknown device has no subscribers, so nothing is recorded for it (see DevicesArea.recordPush). */
 async function recordPush(sql: Sql, deviceId: string, pushCode: string, at: number, secretHash?: string): Promise<void> {
   await sql.transaction(async (tx) => {
+    // The device row key-share locked until commit, in a statement before the read: an unregistration
+    // (it locks the row FOR UPDATE first) cannot commit between the read and the messages, and one
+    // holding the row already is waited for, so that the read, whose snapshot is taken after, sees
+    // what it left: no device, or no subscriptions of the user it was unregistered from.
+    await tx.run('SELECT 1 FROM devices WHERE device_id = $1 FOR KEY SHARE', deviceId);
     // The device's type and its subscribers in one read; no subscriber gives one row of nulls. Only
     // services that still allow the device's type, and pairs whose share holds it: narrowing allowedDevices
     // or a consent silences the others at once (DESIGN J). The id may have been registered again since
-    // the push came: the secret tells its registrations apart. The device row stays key-share locked
-    // until commit, so an unregistration (it locks the row FOR UPDATE first) cannot commit between
-    // this read and the messages; one holding the row already is waited for, and its row is then gone.
+    // the push came: the secret tells its registrations apart.
     const rows = await tx.all<PushRow>(
       `SELECT d.device_type AS "deviceType", p.service_id AS "serviceId", p.user_number AS "userNumber", p.created_at AS "subscribedAt"
        FROM devices d LEFT JOIN push_subscriptions p ON p.device_id = d.device_id
          AND EXISTS (SELECT 1 FROM services s WHERE s.service_id = p.service_id AND ${allowsType('s', 'd.device_type')})
          AND ${sharedWith('p.service_id', 'p.user_number', 'p.device_id')}
-       WHERE d.device_id = $1 AND ($2::text IS NULL OR d.secret_hash = $2) ORDER BY p.id
-       FOR KEY SHARE OF d`,
+       WHERE d.device_id = $1 AND ($2::text IS NULL OR d.secret_hash = $2) ORDER BY p.id`,
       deviceId,
       secretHash ?? null,
     );

@@ -8,7 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { DeviceNotRegistered } from '../../../src/core/errors.js';
 import type { DeliveryAttempt, MessageStatus } from '../../../src/core/model.js';
 import type { Store } from '../../../src/store/store.js';
-import { addDevice, addService, addUser, connect, freshStore, HOUR, newDevice, recorded, T0 } from './world.js';
+import { addDevice, addService, addUser, connect, freshStore, HOUR, newDevice, pushTypes, recorded, T0 } from './world.js';
 
 /** Reaches the database of the store opened last, from another connection. */
 export interface SideConnection {
@@ -254,5 +254,48 @@ export function racesContract(open: () => Promise<Store>, side: SideConnection):
     expect(await unregistering).toBe(true);
     await expect(pushing).rejects.toBeInstanceOf(DeviceNotRegistered);
     expect((await recorded(store(), 'S1', 'D1')).map((m) => m.message.pushType)).toEqual(['DEVICE_REGISTERED', 'DEVICE_UNREGISTERED']);
+  });
+
+  /**
+   * D1 is U1's, shared with U2; S1 hears U2 and S2 hears U1, each subscribed to D1's pushes and
+   * events. U2's unregistration of D1 is held as it records DEVICE_UNREGISTERED for S1, and `message`
+   * comes from the device meanwhile: U1 still has the device, so it is recorded, but for S2 alone.
+   */
+  async function messageDuringUnregistrationOfAShare(message: () => Promise<unknown>): Promise<void> {
+    await addService(store(), 'S1');
+    await addService(store(), 'S2');
+    await addUser(store(), 'U1');
+    await addUser(store(), 'U2');
+    await connect(store(), 'S1', 'U2');
+    await connect(store(), 'S2', 'U1');
+    await addDevice(store(), 'D1', 'U1');
+    await store().shareDevice('D1', 'U2', T0);
+    for (const [serviceId, userNumber] of [['S1', 'U2'], ['S2', 'U1']] as const) {
+      await store().addPushSubscription(serviceId, userNumber, 'D1', T0);
+      await store().upsertEventSubscription({ serviceId, userNumber, deviceId: 'D1', expiresAt: T0 + HOUR }, T0, 100);
+    }
+    const held = await side.holdQueue('S1', 'D1');
+
+    const unregistering = store().unregisterDevice('D1', 'U2', T0 + 1);
+    await held.reached();
+    const coming = message();
+    await held.releaseAfter(coming);
+    expect(await unregistering).toBe(true);
+    await coming;
+
+    const told = async (serviceId: string) =>
+      (await recorded(store(), serviceId, 'D1')).sort((a, b) => a.message.sequence - b.message.sequence).map((m) => m.message.pushType);
+    expect(await told('S1')).toEqual(['DEVICE_REGISTERED', 'DEVICE_UNREGISTERED']);
+  }
+
+  it("records a push that comes while one user of a shared device unregisters it for the other users alone, once the unregistration is done", async () => {
+    await messageDuringUnregistrationOfAShare(() => store().recordPush('D1', 'WASHING_IS_COMPLETE', T0 + 2, 'secret-of-D1'));
+    expect(await pushTypes(store(), 'S2')).toEqual(['DEVICE_REGISTERED', 'DEVICE_PUSH']);
+  });
+
+  it("records a report that comes while one user of a shared device unregisters it for the other users alone, once the unregistration is done", async () => {
+    const running = { runState: { currentState: 'RUNNING' } };
+    await messageDuringUnregistrationOfAShare(() => store().applyReport('D1', running, running, T0 + 2, undefined, 'secret-of-D1'));
+    expect(await pushTypes(store(), 'S2')).toEqual(['DEVICE_REGISTERED', 'DEVICE_STATUS']);
   });
 }

@@ -159,6 +159,23 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
         await side((client) => client.query(`ALTER DATABASE ${database} RESET ALL`));
       }
     });
+    it("a user deleted while a group of reports takes their devices' status rows: they take turns, none retried", async () => {
+      // Registered in the order opposite to their keys', which a group locks them in.
+      await world(['S1'], ['D2', 'D1']);
+      // The deletion sleeps as it announces its first device, whose status row it holds.
+      await side((c) => c.query('CREATE SEQUENCE faults'));
+      await fault('INSERT', 'outbox', "NEW.push_type = 'DEVICE_UNREGISTERED'", "IF nextval('faults') = 1 THEN PERFORM pg_sleep(1); END IF");
+
+      const deleting = a.deleteUser('U1', T0 + 1);
+      await expect.poll(() => waiting('PgSleep')).toBe(1);
+      const reporting = Promise.allSettled([report(b, 'D1', 2), report(b, 'D2', 2)]);
+
+      expect(await deleting).toBe(true);
+      // The reports come after the devices are gone: refused, with nothing recorded.
+      expect((await reporting).map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      expect((await recorded(a, 'S1')).map((m) => m.message.pushType).sort()).toEqual(['DEVICE_REGISTERED', 'DEVICE_REGISTERED', 'DEVICE_UNREGISTERED', 'DEVICE_UNREGISTERED']);
+      expect([a.capabilities.statementCounts?.transactionsRetried(), b.capabilities.statementCounts?.transactionsRetried()]).toEqual([NONE, NONE]);
+    });
   });
 
   describe('retries', () => {
