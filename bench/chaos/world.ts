@@ -6,7 +6,8 @@
 import { call, ok } from '../../test/cluster/nodes.js';
 import type { LoadWorld } from './load.js';
 
-export const ADMIN_TOKEN = 'chaos-admin-token';
+// MIN_ADMIN_TOKEN_LENGTH characters or more, so that serve's warning of a short token does not fill the nodes' logs.
+export const ADMIN_TOKEN = 'chaos-admin-token-of-thirty-two-c';
 const DEVICE_TYPE = 'DEVICE_CEILING_FAN';
 
 export interface ChaosWorld extends LoadWorld {

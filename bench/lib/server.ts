@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SETTING_NAMES } from '../../src/cli/settings.js';
 import { cpuSecondsOf, memoryOf } from './proc.js';
 
-export const ADMIN_TOKEN = 'bench-admin-token';
+// MIN_ADMIN_TOKEN_LENGTH characters or more, so that serve's warning of a short token does not come between the figures.
+export const ADMIN_TOKEN = 'bench-admin-token-of-thirty-two-c';
 
 /**
  * Warnings only: one JSON line per request at `info` would measure pino writing to a pipe. The rate
