@@ -98,16 +98,17 @@ export function checkHeaders(headers: IncomingHttpHeaders, config: Pick<Config, 
 
   checkContentType(headers);
 
-  let conditional = false;
   // Read only on control: elsewhere the header means nothing, repeated or not.
-  const conditionalHeader = isControl ? single(headers, repeated, 'x-conditional-control') : undefined;
-  if (conditionalHeader !== undefined) {
-    if (conditionalHeader !== 'true' && conditionalHeader !== 'false') {
-      throw fail('1216', `Header x-conditional-control must be true or false; got ${quote(conditionalHeader)}.`);
-    }
-    conditional = conditionalHeader === 'true';
-  }
+  const conditional = isControl && conditionalControl(headers, repeated);
   return { token, countryCode, messageId, serviceId, serviceKey, conditional };
+}
+
+/** x-conditional-control: absent is false; an empty value is one of the "other values" (1216), not an absent header. */
+function conditionalControl(headers: IncomingHttpHeaders, repeated: ReadonlySet<string>): boolean {
+  if (headers['x-conditional-control'] === undefined) return false;
+  const value = single(headers, repeated, 'x-conditional-control') ?? '';
+  if (value !== 'true' && value !== 'false') throw fail('1216', `Header x-conditional-control must be true or false; got ${quote(value)}.`);
+  return value === 'true';
 }
 
 const SERVICE_REFUSED = 'The service id is unknown or the service key is wrong.';

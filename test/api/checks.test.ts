@@ -84,6 +84,14 @@ describe('the mandatory headers of DESIGN A.2', () => {
     expect(refusal({ ...valid, 'x-conditional-control': 'yes' }, false)).toBeNull();
   });
 
+  it('an empty x-conditional-control is another value than true or false, not a missing header', () => {
+    expect(refusal({ ...valid, 'x-conditional-control': '' }, true)).toEqual({
+      code: '1216',
+      message: 'Header x-conditional-control must be true or false; got "".',
+    });
+    expect(checkHeaders(valid, { region: 'KIC' }, true).conditional).toBe(false);
+  });
+
   it('a repeated header is not correct', () => {
     expect(refusal({ ...valid, 'x-service-id': ['a', 'b'] })?.code).toBe('1216');
     // Node keeps the first of two Authorization lines and joins other repeats: only the raw headers tell.

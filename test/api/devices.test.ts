@@ -217,8 +217,10 @@ describe('devices (DESIGN A.5)', () => {
     });
 
     it('x-conditional-control must be true or false', async () => {
-      const res = await control(deviceOf('DEVICE_CEILING_FAN'), { airFlow: { windStrength: 'LOW' } }, { 'x-conditional-control': 'maybe' });
-      expect([res.statusCode, res.json().error.code]).toEqual([400, '1216']);
+      for (const value of ['maybe', '']) {
+        const res = await control(deviceOf('DEVICE_CEILING_FAN'), { airFlow: { windStrength: 'LOW' } }, { 'x-conditional-control': value });
+        expect([res.statusCode, res.json().error.code]).toEqual([400, '1216']);
+      }
     });
 
     it('a washer with remote control off refuses with 2301 naming the property, with or without the header', async () => {
