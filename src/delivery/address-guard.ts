@@ -34,11 +34,14 @@ export class AddressRefusedError extends Error {
 }
 
 /**
- * Ranges no callback may reach. QA lets developers use loopback and private networks (their
- * laptop, a docker network) but no phase allows link-local (the cloud metadata address),
- * unspecified, multicast or reserved space, where no webhook receiver lives.
+ * Ranges no callback may reach, the first that holds an address naming it. QA lets developers use
+ * loopback and private networks (their laptop, a docker network) but no phase allows a cloud's
+ * metadata service (169.254.169.254 is link-local; AWS's IPv6 one and Alibaba's sit inside ranges QA
+ * allows, so they come first), unspecified, multicast or reserved space, where no webhook receiver lives.
  */
 const REFUSED_RANGES: readonly { cidr: string; kind: string; inQa: boolean }[] = [
+  { cidr: '100.100.100.200/32', kind: 'cloud metadata', inQa: true },
+  { cidr: 'fd00:ec2::254/128', kind: 'cloud metadata', inQa: true },
   { cidr: '0.0.0.0/8', kind: 'unspecified', inQa: true },
   { cidr: '10.0.0.0/8', kind: 'private', inQa: false },
   { cidr: '100.64.0.0/10', kind: 'shared (CGNAT)', inQa: false },

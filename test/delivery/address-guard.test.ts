@@ -75,6 +75,19 @@ describe('checkCallbackUrl', () => {
     expect(checkCallbackUrl('http://169.254.169.254/', QA)).toMatchObject({ ok: false });
   });
 
+  it('refuses the cloud metadata services inside ranges QA allows, in either phase, in the URL and the lookup', async () => {
+    for (const phase of ['QA', 'OP'] as const) {
+      expect(checkCallbackUrl('https://100.100.100.200/latest/meta-data', { phase, allowList: [] })).toEqual({
+        ok: false,
+        reason: `100.100.100.200 is a cloud metadata address, refused in phase ${phase}`,
+      });
+      expect(checkCallbackUrl('https://[fd00:ec2::254]/latest/meta-data', { phase, allowList: [] })).toMatchObject({ ok: false, reason: expect.stringContaining('cloud metadata') });
+    }
+    expect(checkCallbackUrl('http://100.100.100.201/', QA)).toEqual({ ok: true });
+    await expect(resolve(QA, '100.100.100.200')).rejects.toThrow('(cloud metadata)');
+    await expect(resolve(QA, 'fd00:ec2::254')).rejects.toThrow('(cloud metadata)');
+  });
+
   it('refuses what is not an http(s) URL', () => {
     expect(checkCallbackUrl('hooks.example.com/thinq', QA)).toEqual({ ok: false, reason: 'not a valid absolute URL' });
     expect(checkCallbackUrl('ftp://hooks.example.com/', QA)).toMatchObject({ ok: false });
