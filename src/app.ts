@@ -112,7 +112,7 @@ export async function buildApp(ctx: ContextWithSimulator, readiness: { broker: (
     await partner.register(partnerApi(ctx));
     opsRoutes(partner, ctx, metrics, readiness);
   });
-  adminRoutes(server, ctx, noRoute);
+  adminRoutes(server, ctx, noRoute, metrics);
   oauthRoutes(server, ctx);
   const signInCodes = new SignInCodes();
   consoleRoutes(server, ctx, signInCodes);

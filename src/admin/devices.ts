@@ -1,12 +1,15 @@
 /** A device as the platform sees it: rename, read, and act as the device would — report, push, connect (DESIGN D). */
 import { Type } from 'typebox';
 import type { AppContext } from '../context.js';
+import { DeviceInputRefused } from '../core/errors.js';
+import { fail } from '../errors.js';
+import type { Metrics } from '../metrics.js';
 import { answer, type AdminApp } from './common.js';
 import { parseLimit } from './messages.js';
-import { adminSchema, ConnectionBody, DeviceParams, DeviceStateView, DeviceView, Empty, PageQuery, PushBody, RenameBody, ReportBody, VersionView } from './schemas.js';
+import { adminSchema, ConnectionBody, ControlBody, ControlledView, ControlQuery, DeviceParams, DeviceStateView, DeviceView, Empty, PageQuery, PushBody, RenameBody, ReportBody, VersionView } from './schemas.js';
 import { deviceView } from './views.js';
 
-export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
+export function deviceRoutes(app: AdminApp, ctx: AppContext, metrics: Pick<Metrics, 'reportsRejected'>): void {
   const { devices, clock } = ctx;
 
   app.get('/devices', {
@@ -40,8 +43,37 @@ export function deviceRoutes(app: AdminApp, ctx: AppContext): void {
       ['1205', '1224'],
     ),
   }, async (request) => {
-    const state = await devices.report(request.params.deviceId, request.body);
-    return answer(request, clock, { version: state.version });
+    try {
+      const state = await devices.report(request.params.deviceId, request.body);
+      return answer(request, clock, { version: state.version });
+    } catch (error) {
+      // Refused as a device's report over MQTT is (DESIGN J), and so logged and counted as one.
+      if (error instanceof DeviceInputRefused) {
+        request.log.warn({ deviceId: request.params.deviceId, problem: error.message }, 'Device report rejected');
+        metrics.reportsRejected.inc({ source: 'admin' });
+      }
+      throw error;
+    }
+  });
+
+  // The console's control form, for scripts and operators without a browser (DESIGN H: nothing is console-only).
+  app.post('/devices/:deviceId/control', {
+    schema: adminSchema(
+      'sendDeviceControl', 'Control a device, as a partner would',
+      {
+        description: 'The same path as the partner interface\'s control: validated against the profile, sent to the device, and its answer recorded with DEVICE_STATUS for event subscribers.',
+        params: DeviceParams,
+        querystring: ControlQuery,
+        body: ControlBody,
+      },
+      ControlledView,
+      ['1205', '1222', '1224', '2207', '2208', '2209', '2301', '2302', '2303', '2304', '2305'],
+    ),
+  }, async (request) => {
+    const device = await devices.get(request.params.deviceId);
+    if (request.body === undefined) throw fail('1101', 'The control command is missing.');
+    const state = await devices.control(device, request.body, request.query.conditional === 'true');
+    return answer(request, clock, { status: state.status, version: state.version });
   });
 
   app.post('/devices/:deviceId/push', {

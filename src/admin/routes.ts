@@ -11,6 +11,7 @@ import type { ContextWithSimulator } from '../context.js';
 import { adminDocumentOptions, withServers } from '../docs/document.js';
 import { fail } from '../errors.js';
 import { hashSecret, secretMatches } from '../ids.js';
+import type { Metrics } from '../metrics.js';
 import { wellFormedDeviceId, type AdminApp } from './common.js';
 import { deviceRoutes } from './devices.js';
 import { messageRoutes } from './messages.js';
@@ -33,7 +34,7 @@ export function adminAuthorizer(adminToken: string | null, what = 'The admin API
 }
 
 /** Registers the admin API; `noRoute` answers its unknown paths and methods once the token passed. */
-export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noRoute: NoRouteHandler): void {
+export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noRoute: NoRouteHandler, metrics: Pick<Metrics, 'reportsRejected'>): void {
   const authorize = adminAuthorizer(ctx.config.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (request) => {
@@ -64,7 +65,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ContextWithSimulator, noR
     const typed: AdminApp = admin.withTypeProvider();
     serviceRoutes(typed, ctx);
     userRoutes(typed, ctx);
-    deviceRoutes(typed, ctx);
+    deviceRoutes(typed, ctx, metrics);
     messageRoutes(typed, ctx);
     simRoutes(typed, ctx);
     overviewRoutes(typed, ctx);

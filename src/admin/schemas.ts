@@ -179,6 +179,20 @@ export const ReportBody = Type.Unknown({
   examples: [{ airFlow: { windStrength: 'HIGH' } }],
 });
 
+export const ControlBody = Type.Unknown({
+  description: "A control command as the partner interface takes it: a partial status of the profile's writable values (else 1102, 2207).",
+  examples: [{ airFlow: { windStrength: 'HIGH' } }],
+});
+
+export const ControlQuery = Type.Object({
+  conditional: Type.Optional(Type.Enum(['true', 'false'], { description: 'As x-conditional-control: check the conditions of A.7 first (2301–2305).' })),
+});
+
+export const ControlledView = Type.Object({
+  status: Type.Unknown({ description: "The device's full status after the command." }),
+  version: Type.Integer(),
+});
+
 export const PushBody = Type.Object(
   { pushCode: Type.String({ description: "One of the profile's notification.push codes.", examples: ['WASHING_IS_COMPLETE'] }) },
   { additionalProperties: false },

@@ -194,6 +194,7 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
       'PATCH /admin/devices/{deviceId}',
       'PATCH /admin/services/{serviceId}',
       'POST /admin/devices/{deviceId}/connection',
+      'POST /admin/devices/{deviceId}/control',
       'POST /admin/devices/{deviceId}/push',
       'POST /admin/devices/{deviceId}/report',
       'POST /admin/devices/{deviceId}/sim',

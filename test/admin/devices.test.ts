@@ -117,6 +117,41 @@ describe('admin: devices (DESIGN D)', () => {
     });
   });
 
+  describe('POST /admin/devices/{id}/control', () => {
+    it('controls the device as a partner would and answers its full status and version, which the partner interface then serves', async () => {
+      const before = await t.ctx.devices.state(fan);
+      const res = await admin('POST', `/admin/devices/${fan}/control`, { airFlow: { windStrength: 'HIGH' } });
+      const after = await t.ctx.devices.state(fan);
+      expect([res.statusCode, res.json().response]).toEqual([200, { status: after.status, version: before.version + 1 }]);
+      expect(after.status).toMatchObject({ airFlow: { windStrength: 'HIGH' } });
+      await t.app.inject({ method: 'GET', url: '/devices', headers: world.headers() });
+      const read = await t.app.inject({ method: 'GET', url: `/devices/${fan}`, headers: world.headers() });
+      expect(read.json().response).toEqual(after.status);
+    });
+
+    it('checks the conditions of A.7 with conditional=true, and takes no other value', async () => {
+      const start = { location: { locationName: 'MAIN' }, operation: { washerOperationMode: 'START' } };
+      await t.ctx.devices.report(washer, { location: { locationName: 'MAIN' }, runState: { currentState: 'ERROR' } });
+      const refused = await admin('POST', `/admin/devices/${washer}/control?conditional=true`, start);
+      expect([refused.statusCode, refused.json().error.code]).toEqual([400, '2303']);
+      expect(await error(admin('POST', `/admin/devices/${washer}/control?conditional=maybe`, start)))
+        .toEqual([400, { code: '1102', message: 'conditional must be one of true, false.' }]);
+    });
+
+    it('refuses a command outside the profile, a missing one (1101), an offline device (1222) and an unknown one (1205)', async () => {
+      const before = await t.ctx.devices.state(fan);
+      const bad = await admin('POST', `/admin/devices/${fan}/control`, { airFlow: { windStrength: 'HURRICANE' } });
+      expect([bad.statusCode, bad.json().error.code]).toEqual([400, '1102']);
+      const missing = await t.app.inject({ method: 'POST', url: `/admin/devices/${fan}/control`, headers: adminHeaders() });
+      expect(missing.json().error.code).toBe('1101');
+      expect(await t.ctx.devices.state(fan)).toEqual(before);
+      await admin('POST', `/admin/devices/${fan}/connection`, { online: false });
+      expect((await admin('POST', `/admin/devices/${fan}/control`, { airFlow: { windStrength: 'HIGH' } })).json().error.code).toBe('1222');
+      expect(await error(admin('POST', '/admin/devices/nothing/control', { airFlow: { windStrength: 'HIGH' } })))
+        .toEqual([404, { code: '1205', message: 'Device nothing is not registered.' }]);
+    });
+  });
+
   describe('POST /admin/devices/{id}/push', () => {
     it("accepts a code of the profile's notification.push", async () => {
       expect(parsedProfile(t.ctx.devices.modelOf(await t.ctx.devices.get(washer))).pushCodes).toContain('WASHING_IS_COMPLETE');

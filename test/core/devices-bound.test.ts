@@ -1,13 +1,13 @@
 /**
  * DESIGN J: reports may carry properties the profile does not declare, but a device's stored status
  * is at most 32 KiB and 8 levels deep; a report (admin API or MQTT) or a command result that would
- * exceed it is refused — 1102 for a report, counted for MQTT, 2208 for a control — and nothing of it is stored.
+ * exceed it is refused — 1102 for a report, counted by its source, 2208 for a control — and nothing of it is stored.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_STATUS_BYTES } from '../../src/catalog/limits.js';
 import type { DeviceClient } from '../../src/device-protocol/device-client.js';
 import { startCloud, type Cloud } from '../gateway/fixture.js';
-import { callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
+import { adminHeaders, callAdmin, createWorld, testApp, type TestApp, type World } from '../helpers/app.js';
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 10 });
 
@@ -40,15 +40,22 @@ describe('the status bound over HTTP (DESIGN J)', () => {
   const read = (deviceId: string) => t.app.inject({ method: 'GET', url: `/devices/${deviceId}`, headers: world.headers() });
   const control = (deviceId: string, command: unknown) =>
     t.app.inject({ method: 'POST', url: `/devices/${deviceId}`, headers: world.headers({ 'content-type': 'application/json' }), payload: JSON.stringify(command) });
+  /** device_reports_rejected_total{source="admin"} as /metrics serves it. */
+  const rejected = async () => {
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics', headers: adminHeaders() });
+    return Number(/^device_reports_rejected_total\{source="admin"\} (\d+)$/m.exec(metrics.body)?.[1] ?? 0);
+  };
 
-  it('refuses each of 40 admin reports of 60 KB with 1102 naming the limit, and the status stays as it was', async () => {
+  it('refuses and counts each of 40 admin reports of 60 KB with 1102 naming the limit, and the status stays as it was', async () => {
     const deviceId = deviceOf('DEVICE_DEHUMIDIFIER');
     const before = await t.ctx.devices.state(deviceId);
+    const count = await rejected();
     for (const body of BIG_REPORTS) {
       const res = await report(deviceId, body);
       expect([res.statusCode, res.json().error.code]).toEqual([400, '1102']);
       expect(res.json().error.message).toMatch(SIZE_REFUSAL);
     }
+    expect(await rejected()).toBe(count + 40);
     expect(await t.ctx.devices.state(deviceId)).toEqual(before);
     expect((await read(deviceId)).body.length).toBeLessThan(1024);
   });
