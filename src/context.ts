@@ -1,4 +1,5 @@
 /** What the HTTP interfaces and the CLI are built on: settings, the store, the clock and the domain services. */
+import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.js';
 import { Accounts, type CallbackGuard } from './core/accounts.js';
 import { LookupCache } from './core/cache.js';
@@ -8,6 +9,7 @@ import { Owners } from './core/owners.js';
 import { Subscriptions } from './core/subscriptions.js';
 import { createAddressGuard } from './delivery/address-guard.js';
 import type { Clock } from './ids.js';
+import { createLog } from './logging.js';
 import type { Scheduler } from './sim/scheduler.js';
 import { Simulator } from './sim/simulator.js';
 import type { Store } from './store/store.js';
@@ -35,6 +37,8 @@ export type ContextWithSimulator = AppContext & { simulator: Simulator };
 /** Where the simulator's minutes come from: timers in a server; tests pass a manual one. */
 export interface SimulatorOptions {
   scheduler: Scheduler;
+  /** Where a failed minute is told: the process's JSON log (DESIGN E) at config.logLevel unless given. */
+  log?: Pick<Logger, 'error'>;
 }
 
 /**
@@ -57,12 +61,12 @@ export function createContext(config: Config, store: Store, clock: Clock, sim?: 
   const accounts = new Accounts({ store, clock, region: config.region, phase: config.phase, lookups, checkCallbackUrl: callbackGuard(config) });
   const owners = new Owners({ store, clock, accounts, devices, lookups });
   const subscriptions = new Subscriptions({ store, clock, eventSubscriptionLimit: config.eventSubscriptionLimit, lookups });
-  const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler) : null;
+  const simulator = sim ? createSimulator(config, store, clock, devices, sim.scheduler, sim.log ?? createLog(config.logLevel).logger) : null;
   if (simulator) channels.attach('virtual', simulator);
   return { config, store, clock, devices, accounts, owners, subscriptions, lookups, channels, simulator };
 }
 
-function createSimulator(config: Config, store: Store, clock: Clock, devices: Devices, scheduler: Scheduler): Simulator {
+function createSimulator(config: Config, store: Store, clock: Clock, devices: Devices, scheduler: Scheduler, log: Pick<Logger, 'error'>): Simulator {
   return new Simulator({
     devices,
     listVirtualDevices: () => store.listVirtualDevices(),
@@ -70,7 +74,8 @@ function createSimulator(config: Config, store: Store, clock: Clock, devices: De
     clock,
     scheduler,
     timeScale: config.simTimeScale,
-    onError: (error, deviceId) => console.error(`Simulator: a minute of device ${deviceId} failed:`, error),
+    onError: (error, deviceId) =>
+      log.error({ err: error, deviceId }, deviceId === '*' ? 'Simulator: the virtual appliances could not be read' : 'Simulator: a minute of the device failed'),
   });
 }
 

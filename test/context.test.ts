@@ -3,8 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createContext, type AppContext } from '../src/context.js';
 import { systemClock } from '../src/ids.js';
+import { createLog } from '../src/logging.js';
 import { demoCountry } from '../src/regions.js';
 import { Simulator } from '../src/sim/simulator.js';
+import type { Store } from '../src/store/store.js';
 import { ManualScheduler } from './sim/helpers.js';
 import { testStore, type TestStore } from './helpers/app.js';
 
@@ -67,6 +69,27 @@ describe('createContext', () => {
       const device = await dehumidifier(simulated, true);
       const state = await simulated.devices.control(device, COMMAND, false);
       expect(state.status).toMatchObject(COMMAND);
+    });
+  });
+
+  describe("the simulator's faults", () => {
+    it("are JSON lines of the process's log, naming what failed (DESIGN E)", async () => {
+      const scheduler = new ManualScheduler();
+      const lines: string[] = [];
+      const log = createLog('info', { write: (line) => lines.push(line) > 0 }).logger;
+      // The database goes away after the simulator started: its next minute cannot read the appliances.
+      let gone = false;
+      const store: Store = Object.create(db.store, {
+        listVirtualDevices: { value: () => (gone ? Promise.reject(new Error('database gone')) : db.store.listVirtualDevices()) },
+      });
+      const simulated = createContext(config, store, scheduler, { scheduler, log });
+      await simulated.simulator.start();
+      gone = true;
+      await scheduler.advance(60_000);
+      await simulated.simulator.stop();
+      expect(lines.map((line) => JSON.parse(line))).toEqual([
+        expect.objectContaining({ level: 50, deviceId: '*', msg: 'Simulator: the virtual appliances could not be read', err: expect.objectContaining({ message: 'database gone' }) }),
+      ]);
     });
   });
 
