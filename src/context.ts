@@ -1,4 +1,5 @@
 /** What the HTTP interfaces and the CLI are built on: settings, the store, the clock and the domain services. */
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.js';
 import { Accounts, type CallbackGuard } from './core/accounts.js';
@@ -8,10 +9,10 @@ import { Devices } from './core/devices.js';
 import { Owners } from './core/owners.js';
 import { Subscriptions } from './core/subscriptions.js';
 import { createAddressGuard } from './delivery/address-guard.js';
-import type { Clock } from './ids.js';
+import { randomId, type Clock } from './ids.js';
 import { createLog } from './logging.js';
 import type { Scheduler } from './sim/scheduler.js';
-import { Simulator } from './sim/simulator.js';
+import { Simulator, type SimulatorSharing } from './sim/simulator.js';
 import type { Store } from './store/store.js';
 
 export interface AppContext {
@@ -75,8 +76,26 @@ function createSimulator(config: Config, store: Store, clock: Clock, devices: De
     scheduler,
     timeScale: config.simTimeScale,
     onError: (error, deviceId) =>
-      log.error({ err: error, deviceId }, deviceId === '*' ? 'Simulator: the virtual appliances could not be read' : 'Simulator: a minute of the device failed'),
+      log.error({ err: error, deviceId }, deviceId === '*' ? 'Simulator: the virtual appliances or its turn could not be read' : 'Simulator: a minute of the device failed'),
+    sharing: simulatorSharing(store),
   });
+}
+
+const SIM_TURN = 'simulator';
+const SIM_TIME_SCALE = 'sim time scale';
+
+/** The nodes on the store take turns to step the appliances (a lease) and share the time scale (sim/simulator.ts). */
+function simulatorSharing(store: Store): SimulatorSharing {
+  const node = `${hostname()}:${process.pid}:${randomId(6)}`;
+  return {
+    holdTurn: (ttlMs) => store.holdLease(SIM_TURN, node, ttlMs),
+    giveTurnUp: () => store.releaseLease(SIM_TURN, node),
+    readScale: async () => {
+      const stored = await store.readSharedSetting(SIM_TIME_SCALE);
+      return stored === null ? null : Number(stored);
+    },
+    writeScale: (scale) => store.writeSharedSetting(SIM_TIME_SCALE, String(scale)),
+  };
 }
 
 /** Callback URLs are judged when set as the deliveries judge them; a malformed allow-list stops the start. */

@@ -88,7 +88,7 @@ describe('createContext', () => {
       await scheduler.advance(60_000);
       await simulated.simulator.stop();
       expect(lines.map((line) => JSON.parse(line))).toEqual([
-        expect.objectContaining({ level: 50, deviceId: '*', msg: 'Simulator: the virtual appliances could not be read', err: expect.objectContaining({ message: 'database gone' }) }),
+        expect.objectContaining({ level: 50, deviceId: '*', msg: 'Simulator: the virtual appliances or its turn could not be read', err: expect.objectContaining({ message: 'database gone' }) }),
       ]);
     });
   });

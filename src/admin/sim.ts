@@ -36,9 +36,9 @@ export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
   const { simulator, clock } = ctx;
 
   app.put('/sim/time-scale', {
-    schema: adminSchema('setSimTimeScale', 'Set the speed of virtual appliances', { description: 'Also SIM_TIME_SCALE at start.', body: TimeScale }, TimeScale),
+    schema: adminSchema('setSimTimeScale', 'Set the speed of virtual appliances', { description: "Every node's: the deployment's appliances live at one speed. SIM_TIME_SCALE sets it again when a node starts.", body: TimeScale }, TimeScale),
   }, async (request) => {
-    simulator.setTimeScale(request.body.scale);
+    await simulator.setTimeScale(request.body.scale);
     return answer(request, clock, { scale: simulator.timeScale });
   });
 

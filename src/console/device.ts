@@ -115,7 +115,7 @@ export function deviceRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const outcome = await outcomeOf(async () => {
       const scale = Number(raw);
       // Text that is no finite number is refused as typed, not as the NaN or Infinity it becomes.
-      ctx.simulator.setTimeScale(raw.trim() !== '' && Number.isFinite(scale) ? scale : raw);
+      await ctx.simulator.setTimeScale(raw.trim() !== '' && Number.isFinite(scale) ? scale : raw);
       return `Time scale set to ${ctx.simulator.timeScale}.`;
     });
     return answerForm(deps, request, reply, outcome, pageOf(request.params.deviceId), () => devicePage(deps, deps.viewer(request), request.params.deviceId, outcome));

@@ -4,6 +4,11 @@
  * the path a real device's report takes (DEVICE_STATUS with only the changed part, DEVICE_PUSH per
  * notification). It is also the command channel of virtual devices, and runs sandbox actions and
  * scenarios. Its I/O (devices, store listings, clock, scheduler) is passed in.
+ *
+ * Every node of a deployment runs one. With `sharing`, only the node holding the turn (a store lease)
+ * steps the appliances, or each would live its minutes once per node, and the time scale is the
+ * deployment's, whichever node was told it. Commands, actions and scenarios run on the node that
+ * takes them; what an appliance remembers beyond its status (Memory) is that node's.
  */
 import { commandFor, getModel, listReadable, mergeStatus, parsedProfile, valueAt } from '../catalog/index.js';
 import { show } from '../catalog/values.js';
@@ -24,6 +29,10 @@ import { isTimeScale, TIME_SCALE_RANGE } from './time-scale.js';
 import { applyCommand } from './virtual.js';
 
 const MINUTE = 60_000;
+/** How long the turn to step the appliances is held unrenewed: after a crash, the appliances stand still this long at most. */
+export const TURN_MS = 6000;
+/** How often a node renews its turn, or tries to take it, and reads the deployment's time scale. */
+const TURN_CHECK_MS = TURN_MS / 3;
 
 export interface SimulatorDeps {
   devices: Pick<Devices, 'get' | 'state' | 'report' | 'push' | 'setConnection'>;
@@ -35,8 +44,20 @@ export interface SimulatorDeps {
   scheduler: Scheduler;
   /** 1 = real time; 10 = ten simulated minutes per real minute. */
   timeScale: number;
-  /** Told about a step that failed (`*` for the roster); the loop carries on with the next device. */
+  /** Told about a step that failed (`*` for the roster or the turn); the loop carries on with the next device. */
   onError: (error: unknown, deviceId: string) => void;
+  /** With several nodes on one database; without (the MQTT fleet of `sim devices`), this simulator is the only one. */
+  sharing?: SimulatorSharing;
+}
+
+/** What the nodes of a deployment share to simulate its appliances once: see the module's comment. */
+export interface SimulatorSharing {
+  /** Takes or renews this node's turn to step the appliances for TURN_MS; true while it holds it. */
+  holdTurn(ttlMs: number): Promise<boolean>;
+  giveTurnUp(): Promise<void>;
+  /** The deployment's time scale, null until a node set it. */
+  readScale(): Promise<number | null>;
+  writeScale(scale: number): Promise<void>;
 }
 
 /** One virtual device as the simulator keeps it between minutes. */
@@ -79,10 +100,15 @@ export class Simulator implements DeviceChannel {
   private round: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<unknown>>();
   private pending: PendingScenario[] = [];
+  /** Whether this node steps the appliances: always when alone, while it holds the turn when sharing. */
+  private stepping: boolean;
+  private turnTimer: NodeJS.Timeout | null = null;
+  private turnCheck: Promise<void> | null = null;
 
   constructor(private readonly deps: SimulatorDeps) {
     this.scale = checkedScale(deps.timeScale);
     this.simTime = deps.clock.now();
+    this.stepping = deps.sharing === undefined;
   }
 
   get state(): LoopState {
@@ -93,39 +119,93 @@ export class Simulator implements DeviceChannel {
     return this.scale;
   }
 
-  /** Changes the speed at once: the next minute comes one new period from now. */
-  /** A scale as given (a number, or the text a form sent that is none), refused with 1102 unless it is one. */
-  setTimeScale(scale: unknown): void {
-    this.scale = checkedScale(scale);
-    if (this.loop === 'running' && this.cancelTick) {
-      this.cancelTick();
-      this.schedule();
-    }
+  /** Whether this node steps the appliances now (see the module's comment). */
+  get stepsHere(): boolean {
+    return this.stepping;
   }
 
-  /** Adopts every virtual device in the store (a running programme resumes from its status) and starts the clock. */
+  /**
+   * A scale as given (a number, or the text a form sent that is none), refused with 1102 unless it is
+   * one. It applies here at once (the next minute comes one new period from now), and on the
+   * deployment's other nodes at their next turn check.
+   */
+  async setTimeScale(scale: unknown): Promise<void> {
+    const checked = checkedScale(scale);
+    await this.deps.sharing?.writeScale(checked);
+    this.applyScale(checked);
+  }
+
+  /**
+   * Adopts every virtual device in the store (a running programme resumes from its status) and starts
+   * the clock. Sharing, its own time scale becomes the deployment's, as SIM_TIME_SCALE sets it at each start.
+   */
   async start(): Promise<void> {
     if (this.loop !== 'stopped') return;
     this.loop = 'running';
     try {
-      await this.refreshRoster();
+      await this.deps.sharing?.writeScale(this.scale);
+      await this.checkTurn();
+      if (this.stepping) await this.refreshRoster();
     } catch (error) {
       this.loop = 'stopped';
       throw error;
     }
     // stop() may have been called while the roster loaded.
-    if (this.loop === 'running') this.schedule();
+    if (this.loop !== 'running') return;
+    this.schedule();
+    if (this.deps.sharing) {
+      // Real time, whatever the scheduler: the lease runs out by the database's clock.
+      this.turnTimer = setInterval(() => {
+        this.turnCheck ??= this.checkTurn().finally(() => {
+          this.turnCheck = null;
+        });
+      }, TURN_CHECK_MS);
+      this.turnTimer.unref();
+    }
   }
 
-  /** Cancels the next minute and waits for the current one and any action in flight to finish reporting. */
+  /** Cancels the next minute and waits for the current one and any action in flight to finish reporting; gives the turn up. */
   async stop(): Promise<void> {
     if (this.loop === 'running') this.loop = 'stopping';
     this.cancelTick?.();
     this.cancelTick = null;
+    if (this.turnTimer) clearInterval(this.turnTimer);
+    this.turnTimer = null;
+    await this.turnCheck;
     await this.round;
     await Promise.allSettled([...this.inFlight]);
     this.pending = [];
+    if (this.deps.sharing && this.stepping) {
+      this.stepping = false;
+      // Another node takes the turn at its next check rather than once the lease runs out.
+      await this.deps.sharing.giveTurnUp().catch((error: unknown) => this.deps.onError(error, '*'));
+    }
     this.loop = 'stopped';
+  }
+
+  /**
+   * Holds the turn (or learns another node does) and takes the deployment's time scale. A check that
+   * fails leaves this node unsure it still holds the turn, so it stops stepping until one succeeds.
+   */
+  async checkTurn(): Promise<void> {
+    const sharing = this.deps.sharing;
+    if (!sharing) return;
+    try {
+      this.stepping = await sharing.holdTurn(TURN_MS);
+      const scale = await sharing.readScale();
+      if (scale !== null && isTimeScale(scale) && scale !== this.scale) this.applyScale(scale);
+    } catch (error) {
+      this.stepping = false;
+      this.deps.onError(error, '*');
+    }
+  }
+
+  private applyScale(scale: number): void {
+    this.scale = scale;
+    if (this.loop === 'running' && this.cancelTick) {
+      this.cancelTick();
+      this.schedule();
+    }
   }
 
   /** DeviceChannel: a virtual device answers a command at once, refusing it as a real one would. */
@@ -184,6 +264,12 @@ export class Simulator implements DeviceChannel {
 
   private async runRound(): Promise<void> {
     this.simTime += MINUTE;
+    if (this.stepping) await this.stepAll();
+    // A scenario waits on the node that started it, whichever node steps its appliances.
+    await this.advanceScenarios();
+  }
+
+  private async stepAll(): Promise<void> {
     try {
       await this.refreshRoster();
     } catch (error) {
@@ -192,7 +278,6 @@ export class Simulator implements DeviceChannel {
     for (const appliance of [...this.appliances.values()]) {
       await this.lock.run(appliance.deviceId, () => this.step(appliance)).catch((error: unknown) => this.failed(appliance.deviceId, error));
     }
-    await this.advanceScenarios();
   }
 
   private async refreshRoster(): Promise<void> {

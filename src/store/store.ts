@@ -15,6 +15,7 @@ import type { LeasesArea } from './areas/leases.js';
 import type { OutboxArea } from './areas/outbox.js';
 import type { OAuthArea } from './areas/oauth.js';
 import type { OverviewArea } from './areas/overview.js';
+import type { SharedSettingsArea } from './areas/shared-settings.js';
 import type { SubscriptionsArea } from './areas/subscriptions.js';
 
 /**
@@ -29,7 +30,8 @@ export type Store = StoreLifecycle &
   DeliveryArea &
   OverviewArea &
   OAuthArea &
-  LeasesArea & { readonly capabilities: StoreCapabilities };
+  LeasesArea &
+  SharedSettingsArea & { readonly capabilities: StoreCapabilities };
 
 export interface StoreLifecycle {
   /** Runs pending migrations. Idempotent. */

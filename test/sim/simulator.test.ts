@@ -83,15 +83,15 @@ describe('the simulator', () => {
     await w.control(washer, START);
     await w.scheduler.advance(60_000);
     expect(await stateOf(washer)).toEqual(['RUNNING', 40]);
-    w.ctx.simulator.setTimeScale(60);
+    await w.ctx.simulator.setTimeScale(60);
     expect(w.ctx.simulator.timeScale).toBe(60);
     await w.scheduler.advance(10_000);
     expect(await stateOf(washer)).toEqual(['RUNNING', 30]);
-    expect(() => w.ctx.simulator.setTimeScale(0)).toThrow(expect.objectContaining({ code: '1102' }));
-    expect(() => w.ctx.simulator.setTimeScale(Number.NaN)).toThrow(expect.objectContaining({ code: '1102' }));
-    expect(() => w.ctx.simulator.setTimeScale('abc')).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got "abc"' }));
+    await expect(w.ctx.simulator.setTimeScale(0)).rejects.toThrow(expect.objectContaining({ code: '1102' }));
+    await expect(w.ctx.simulator.setTimeScale(Number.NaN)).rejects.toThrow(expect.objectContaining({ code: '1102' }));
+    await expect(w.ctx.simulator.setTimeScale('abc')).rejects.toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got "abc"' }));
     // A simulated minute every 6e9 ms would overflow Node's timers, which then fire after 1 ms: the appliances would race.
-    expect(() => w.ctx.simulator.setTimeScale(0.00001)).toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got 0.00001' }));
+    await expect(w.ctx.simulator.setTimeScale(0.00001)).rejects.toThrow(expect.objectContaining({ code: '1102', message: 'scale must be a number from 0.01 to 10000 (1 = real time); got 0.00001' }));
     expect(w.ctx.simulator.timeScale).toBe(60);
   });
 

@@ -14,6 +14,7 @@ import { outboxContract } from './contract/outbox.js';
 import { outboxDeliveryContract } from './contract/outbox-delivery.js';
 import { overviewContract } from './contract/overview.js';
 import { retentionContract } from './contract/retention.js';
+import { sharedSettingsContract } from './contract/shared-settings.js';
 import { deliveryStatesContract, faultsContract, racesContract, type SideConnection } from './contract/side.js';
 import { subscriptionsContract } from './contract/subscriptions.js';
 
@@ -34,5 +35,6 @@ export function storeContract(name: string, open: () => Promise<Store>, side?: S
     describe('what operators browse', () => overviewContract(open));
     describe('owners and consent', () => oauthContract(open));
     describe('leases: one node at a time', () => leasesContract(open));
+    describe('settings every node shares', () => sharedSettingsContract(open));
   });
 }

@@ -11,6 +11,7 @@ import { postgresAccounts } from './postgres-accounts.js';
 import { postgresDelivery } from './postgres-delivery.js';
 import { deviceReports, postgresDevices, type DeviceReports } from './postgres-devices.js';
 import { postgresLeases } from './postgres-leases.js';
+import { postgresSharedSettings } from './postgres-shared-settings.js';
 import { Notifications, notifyLookupChange } from './postgres-notify.js';
 import { postgresOutbox } from './postgres-outbox.js';
 import { postgresOAuth } from './postgres-oauth.js';
@@ -40,6 +41,7 @@ export function postgresStore(pool: Pool, listen: () => ListenClient): Store {
     ...postgresOverview(sql),
     ...postgresOAuth(sql),
     ...postgresLeases(sql),
+    ...postgresSharedSettings(sql),
     capabilities: capabilities(sql, notifications, publishing),
   };
 }

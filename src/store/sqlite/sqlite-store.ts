@@ -14,6 +14,7 @@ import { sqliteAccounts } from './sqlite-accounts.js';
 import { sqliteDelivery } from './sqlite-delivery.js';
 import { sqliteDevices } from './sqlite-devices.js';
 import { sqliteLeases } from './sqlite-leases.js';
+import { sqliteSharedSettings } from './sqlite-shared-settings.js';
 import { sqliteOutbox } from './sqlite-outbox.js';
 import { sqliteOAuth } from './sqlite-oauth.js';
 import { sqliteOverview } from './sqlite-overview.js';
@@ -46,6 +47,7 @@ export function sqliteStore(db: Database.Database): Store {
     ...sqliteOverview(sql),
     ...sqliteOAuth(sql),
     ...sqliteLeases(sql),
+    ...sqliteSharedSettings(sql),
     capabilities: { crossNodeNotify: null, sharedRateLimit: null, statementCounts: null, sharedClock: null },
   };
 }

@@ -189,6 +189,12 @@ CREATE TABLE shared_secrets (
   PRIMARY KEY (name)
 );
 
+CREATE TABLE shared_settings (
+  name text NOT NULL,
+  value text NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE users (
   user_number text NOT NULL,
   country_code text NOT NULL,

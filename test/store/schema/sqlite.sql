@@ -185,6 +185,12 @@ CREATE TABLE shared_secrets (
   PRIMARY KEY (name)
 );
 
+CREATE TABLE shared_settings (
+  name TEXT,
+  value TEXT NOT NULL,
+  PRIMARY KEY (name)
+);
+
 CREATE TABLE users (
   user_number TEXT,
   country_code TEXT NOT NULL,
