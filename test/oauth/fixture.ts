@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { expect } from 'vitest';
+import type { Settings } from '../../src/config.js';
 import { newMessageId } from '../../src/ids.js';
 import { demoCountry } from '../../src/regions.js';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -27,9 +28,9 @@ export interface Setup {
   config: client.Configuration;
 }
 
-/** Builds the deployment; close it with `setup.test.close()`. */
-export async function linkWorld(): Promise<Setup> {
-  const test = await testApp();
+/** Builds the deployment, with `settings` (ACCESS_TOKEN_TTL…); close it with `setup.test.close()`. */
+export async function linkWorld(settings: Settings = {}): Promise<Setup> {
+  const test = await testApp({ settings });
   await test.app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
   const redirectUri = `${base}/partner/callback`;
