@@ -35,6 +35,10 @@ const Status = Type.Unknown({ description: "The device's full status after the a
 export function simRoutes(app: AdminApp, ctx: ContextWithSimulator): void {
   const { simulator, clock } = ctx;
 
+  app.get('/sim/time-scale', {
+    schema: adminSchema('getSimTimeScale', 'Read the speed of virtual appliances', { description: "The deployment's, which every node applies within 2 s of its change." }, TimeScale),
+  }, async (request) => answer(request, clock, { scale: await simulator.deploymentTimeScale() }));
+
   app.put('/sim/time-scale', {
     schema: adminSchema('setSimTimeScale', 'Set the speed of virtual appliances', { description: "Every node's: the deployment's appliances live at one speed. SIM_TIME_SCALE sets it again when a node starts.", body: TimeScale }, TimeScale),
   }, async (request) => {

@@ -15,12 +15,12 @@ import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt
 import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
 import { callAdmin, targetOf, type Target } from './target.js';
 
-function parseArgs(value: string | undefined): unknown {
-  if (value === undefined) return undefined;
+/** A JSON argument (`name` for the message); the server judges what it holds. */
+function parseJson(name: string, value: string): unknown {
   try {
     return JSON.parse(value) as unknown;
   } catch (error) {
-    throw new ApiError('1000', `args is not valid JSON: ${(error as Error).message}`);
+    throw new ApiError('1000', `${name} is not valid JSON: ${(error as Error).message}`);
   }
 }
 
@@ -150,18 +150,23 @@ export function simCommand(env: NodeJS.ProcessEnv): Command {
     .description("drive the running server's virtual appliances through its admin API")
     .option('--url <url>', 'the server [default: where the sandbox of DATABASE_URL listens, as its data/sandbox.json records, else http://127.0.0.1:$PORT]')
     .option('--admin-token <token>', 'its admin token [env ADMIN_TOKEN, else the sandbox\'s data/sandbox.json]');
-  const run = (call: (target: Target, args: string[]) => Promise<unknown>) => async (...params: unknown[]) => {
+  const run = (call: (target: Target, args: string[], options: Record<string, unknown>) => Promise<unknown>) => async (...params: unknown[]) => {
     const command = params.at(-1) as Command;
-    const result = await call(targetOf(command.optsWithGlobals(), env), params.slice(0, -2) as string[]);
+    const result = await call(targetOf(command.optsWithGlobals(), env), params.slice(0, -2) as string[], command.opts());
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   };
-  sim.command('time-scale').argument('<scale>', '1 = real time').description('set how fast virtual appliances live')
-    .action(run((target, [scale]) => callAdmin(target, 'PUT', '/admin/sim/time-scale', { scale: Number(scale) })));
+  sim.command('time-scale').argument('[scale]', '1 = real time').description("set how fast the deployment's virtual appliances live; without a scale, print it")
+    .action(run((target, [scale]) => (scale === undefined ? callAdmin(target, 'GET', '/admin/sim/time-scale') : callAdmin(target, 'PUT', '/admin/sim/time-scale', { scale: Number(scale) }))));
+  sim.command('control').arguments('<deviceId> <command>')
+    .description("send a control command, as JSON, to a device (virtual or real) as a partner would, and print its status after it")
+    .option('--conditional', 'check the conditions of x-conditional-control first (2301–2305)')
+    .action(run((target, [deviceId, command], options) =>
+      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/control${options.conditional ? '?conditional=true' : ''}`, parseJson('command', command!))));
   sim.command('act').arguments('<deviceId> <action> [args]')
     .description("act on a virtual appliance as a person at it would; the actions depend on the device's type (below) and model, and an unknown one is refused with the device's own list")
     .addHelpText('after', actionsHelp())
     .action(run((target, [deviceId, action, args]) =>
-      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseArgs(args) }) })));
+      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseJson('args', args) }) })));
   sim.command('scenario').arguments('<name> <userNumber>').description('run a named scenario, e.g. laundry-day, dinner, cleaning-day')
     .action(run((target, [name, userNumber]) => callAdmin(target, 'POST', `/admin/sim/scenarios/${encodeURIComponent(name!)}`, { userNumber })));
   sim.addCommand(devicesCommand(env));

@@ -119,6 +119,12 @@ export class Simulator implements DeviceChannel {
     return this.scale;
   }
 
+  /** The deployment's time scale, which every node applies within a turn check: this node's when it is alone. */
+  async deploymentTimeScale(): Promise<number> {
+    const shared = await this.deps.sharing?.readScale();
+    return shared !== undefined && shared !== null && isTimeScale(shared) ? shared : this.scale;
+  }
+
   /** Whether this node steps the appliances now (see the module's comment). */
   get stepsHere(): boolean {
     return this.stepping;

@@ -190,6 +190,7 @@ describe('admin authentication and the admin pipeline (DESIGN D)', () => {
       'GET /admin/services/{serviceId}',
       'GET /admin/services/{serviceId}/endpoint',
       'GET /admin/services/{serviceId}/messages',
+      'GET /admin/sim/time-scale',
       'GET /admin/users',
       'PATCH /admin/devices/{deviceId}',
       'PATCH /admin/services/{serviceId}',

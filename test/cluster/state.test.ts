@@ -100,4 +100,9 @@ describe.skipIf(unreachable !== undefined)('two nodes on one database', () => {
     const { status } = ok<{ status: { race?: Record<string, number> } }>(await a.admin('GET', `/devices/${deviceId}`), 'admin GET device');
     expect(Object.keys(status.race ?? {}).sort()).toEqual([...keys].sort());
   });
+
+  it("answers through B the virtual appliances' time scale set through A: it is the deployment's", async () => {
+    expect(ok(await a.admin('PUT', '/sim/time-scale', { scale: 60 }), 'time scale through A')).toEqual({ scale: 60 });
+    expect(ok(await b.admin('GET', '/sim/time-scale'), 'time scale through B')).toEqual({ scale: 60 });
+  });
 });

@@ -168,7 +168,7 @@ describe('appliance-cloud sandbox (a real process)', () => {
     expect(code).toBe(0);
   });
 
-  it('is driven from the command line: sim act opens the refrigerator door of the running sandbox', async () => {
+  it('is driven from the command line: sim act opens the refrigerator door of the running sandbox, sim control sets the fan', async () => {
     const code = await withSandbox(env, async (banner) => {
       const fridge = banner.devices.find((d) => d.deviceType === 'DEVICE_REFRIGERATOR')!.deviceId;
       const act = await runCli(['sim', 'act', fridge, 'open-door', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
@@ -181,6 +181,13 @@ describe('appliance-cloud sandbox (a real process)', () => {
 
       const unknown = await runCli(['sim', 'act', fridge, 'fly', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
       expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error 1102: /)]);
+
+      const fan = banner.devices.find((d) => d.deviceType === 'DEVICE_CEILING_FAN')!.deviceId;
+      const control = await runCli(['sim', 'control', fan, '{"airFlow":{"windStrength":"LOW"}}', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
+      expect(control.code, control.stderr).toBe(0);
+      expect(JSON.parse(control.stdout)).toMatchObject({ status: { airFlow: { windStrength: 'LOW' } }, version: expect.any(Number) });
+      const scale = await runCli(['sim', 'time-scale', '--url', banner.localUrl], { DATABASE_URL: env.DATABASE_URL! });
+      expect([scale.code, JSON.parse(scale.stdout || 'null')]).toEqual([0, { scale: 10 }]);
     });
     expect(code).toBe(0);
   }, 90_000);

@@ -30,9 +30,9 @@ afterEach(async () => {
   await w.close();
 });
 
-const call = async (method: 'PUT' | 'POST', url: string, payload: unknown) => {
+const call = async (method: 'GET' | 'PUT' | 'POST', url: string, payload?: unknown) => {
   const messageId = newMessageId();
-  const res = await server.inject({ method, url, payload: payload as object, headers: { 'x-message-id': messageId } });
+  const res = await server.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as object }), headers: { 'x-message-id': messageId } });
   return { status: res.statusCode, body: res.json(), messageId };
 };
 
@@ -44,6 +44,7 @@ describe('admin: simulator', () => {
     expect(w.ctx.simulator.timeScale).toBe(30);
     for (const scale of [0, -1, 0.00001, 100_000, '10']) expect((await call('PUT', '/admin/sim/time-scale', { scale })).body.error.code).toBe('1102');
     expect((await call('PUT', '/admin/sim/time-scale', {})).body.error).toEqual({ code: '1101', message: 'scale is missing.' });
+    expect((await call('GET', '/admin/sim/time-scale')).body.response).toEqual({ scale: 30 });
   });
 
   it('POST /admin/devices/{id}/sim acts on the appliance and answers its status; the change is a DEVICE_STATUS', async () => {
