@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError, isMqttUrl } from '../config.js';
 import { DEVICE_TYPES, listModels } from '../catalog/index.js';
-import { ApiError, fail } from '../errors.js';
+import { fail } from '../errors.js';
 import { redactUrl } from '../gateway/bridge.js';
 import { parseJsonText, type JsonTextError } from '../json.js';
 import { actionsFor } from '../sim/actions.js';
@@ -15,12 +15,12 @@ import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt
 import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
 import { callAdmin, targetOf, type Target } from './target.js';
 
-/** A JSON argument (`name` for the message); the server judges what it holds. */
+/** A JSON argument (`name` for the message), with the depth limit of every channel; the server judges what it holds, and its size. */
 function parseJson(name: string, value: string): unknown {
   try {
-    return JSON.parse(value) as unknown;
+    return parseJsonText(value);
   } catch (error) {
-    throw new ApiError('1000', `${name} is not valid JSON: ${(error as Error).message}`);
+    throw fail('1000', `${name} ${(error as JsonTextError).message}`);
   }
 }
 

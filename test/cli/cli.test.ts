@@ -97,6 +97,14 @@ describe('appliance-cloud help (a real process)', () => {
     expect([code, stderr.trim()]).toEqual([1, 'error 1102: --mqtt-url must be mqtt://, mqtts://, ws:// or wss:// and a host, as in mqtt://127.0.0.1:1883; got "127.0.0.1:1883".']);
   });
 
+  it('sim control refuses a command that is no JSON, or nests deeper than 64 levels, before it calls the server', async () => {
+    const deep = `${'{"a":'.repeat(65)}1${'}'.repeat(65)}`;
+    for (const [command, problem] of [['{', 'is not valid JSON: '], [deep, 'nests deeper than 64 levels']]) {
+      const { code, stderr } = await runCli(['sim', 'control', 'd1', command!, '--url', 'http://127.0.0.1:1', '--admin-token', 't']);
+      expect([code, stderr]).toEqual([1, expect.stringContaining(`error 1000: command ${problem}`)]);
+    }
+  });
+
   it.each(['0.001', '100000'])('sim devices refuses a --time-scale the simulator does not run at (%s) before it registers any device', async (scale) => {
     const { code, stderr } = await runCli(['sim', 'devices', '--mqtt-url', 'mqtt://127.0.0.1:1', '--user', 'u1', '--url', 'http://127.0.0.1:1', '--admin-token', 't', '--time-scale', scale]);
     expect([code, stderr.trim()]).toEqual([1, `error 1102: --time-scale must be a number from 0.01 to 10000 (1 = real time); got "${scale}".`]);
