@@ -102,7 +102,7 @@ function bool(name: string, value: string): boolean {
 }
 
 /** JSON of the command line, refused as the admin API refuses a body (DESIGN J): too deep a value would overflow the stack of the code that walks it. */
-function json(name: string, value: string): unknown {
+export function json(name: string, value: string): unknown {
   try {
     return parseJsonText(value);
   } catch (error) {

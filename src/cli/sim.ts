@@ -13,16 +13,8 @@ import { parseJsonText, type JsonTextError } from '../json.js';
 import { actionsFor } from '../sim/actions.js';
 import { parseDeviceList, startFleet, type DeviceCredentials } from '../sim/mqtt/fleet.js';
 import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
+import { json } from './admin.js';
 import { callAdmin, targetOf, type Target } from './target.js';
-
-/** A JSON argument (`name` for the message), with the depth limit of every channel; the server judges what it holds, and its size. */
-function parseJson(name: string, value: string): unknown {
-  try {
-    return parseJsonText(value);
-  } catch (error) {
-    throw fail('1000', `${name} ${(error as JsonTextError).message}`);
-  }
-}
 
 /** Registers `count` real devices of each type to a user through the admin API; the secrets are in its answers only. */
 async function registerDevices(target: Target, userNumber: string, types: string[], count: number): Promise<DeviceCredentials[]> {
@@ -161,12 +153,12 @@ export function simCommand(env: NodeJS.ProcessEnv): Command {
     .description("send a control command, as JSON, to a device (virtual or real) as a partner would, and print its status after it")
     .option('--conditional', 'check the conditions of x-conditional-control first (2301–2305)')
     .action(run((target, [deviceId, command], options) =>
-      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/control${options.conditional ? '?conditional=true' : ''}`, parseJson('command', command!))));
+      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/control${options.conditional ? '?conditional=true' : ''}`, json('command', command!))));
   sim.command('act').arguments('<deviceId> <action> [args]')
     .description("act on a virtual appliance as a person at it would; the actions depend on the device's type (below) and model, and an unknown one is refused with the device's own list")
     .addHelpText('after', actionsHelp())
     .action(run((target, [deviceId, action, args]) =>
-      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: parseJson('args', args) }) })));
+      callAdmin(target, 'POST', `/admin/devices/${encodeURIComponent(deviceId!)}/sim`, { action, ...(args === undefined ? {} : { args: json('args', args) }) })));
   sim.command('scenario').arguments('<name> <userNumber>').description('run a named scenario, e.g. laundry-day, dinner, cleaning-day')
     .action(run((target, [name, userNumber]) => callAdmin(target, 'POST', `/admin/sim/scenarios/${encodeURIComponent(name!)}`, { userNumber })));
   sim.addCommand(devicesCommand(env));
