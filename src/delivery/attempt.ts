@@ -1,5 +1,6 @@
 /** One attempt of one claimed delivery as pure functions: the request it sends and what its outcome means. */
 import type { AttemptRecord, AttemptVerdict, ClaimedDelivery } from '../store/areas/delivery.js';
+import { storableText } from '../store/storable.js';
 import { nextAttemptDelay } from './schedule.js';
 import type { AttemptOutcome } from './sender.js';
 import { signatureHeaders } from './sign.js';
@@ -31,7 +32,7 @@ export function judge(
   return delay === null ? { kind: 'exhausted' } : { kind: 'retry', nextAttemptAt: finishedAt + delay };
 }
 
-/** What the store records of an attempt made under `delivery`'s lease. */
+/** What the store records of an attempt made under `delivery`'s lease: the partner's answer as text the store can keep. */
 export function attemptRecord(delivery: ClaimedDelivery, outcome: AttemptOutcome, startedAt: number, verdict: AttemptVerdict): AttemptRecord {
   return {
     messageId: delivery.message.messageId,
@@ -39,8 +40,8 @@ export function attemptRecord(delivery: ClaimedDelivery, outcome: AttemptOutcome
     startedAt,
     durationMs: outcome.durationMs,
     responseStatus: outcome.status,
-    responseBody: outcome.body,
-    error: outcome.error ?? null,
+    responseBody: storableText(outcome.body),
+    error: storableText(outcome.error ?? null),
     verdict,
   };
 }

@@ -13,3 +13,12 @@ export function refuseNul(params: readonly unknown[]): void {
     }
   }
 }
+
+/**
+ * Text from outside that the store keeps as it came, as well as it can: a partner's response
+ * excerpt, a network error. A U+0000 in it (a gzip answer, a C string) would make the whole write
+ * refused, so it becomes U+FFFD, as undecodable bytes already do.
+ */
+export function storableText(text: string | null): string | null {
+  return text?.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}

@@ -213,6 +213,25 @@ describe('delivery of messages to partners (DESIGN A.8, C)', () => {
     expect(listed[0].attempts.every((a: { durationMs: number }) => a.durationMs > 0)).toBe(true);
   });
 
+  it('records an answer holding U+0000 (a gzip body, a C string) and moves on to the next message', async () => {
+    const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
+    const hooks = await startReceiver((response, count) => response.writeHead(count === 1 ? 500 : 200).end(count === 1 ? 'busy\0' : 'ok\0'));
+    receivers.push(hooks);
+    await setCallbacks(t, world.serviceId, { callbackUrl: hooks.url });
+    await partner(world, 'GET', '/devices');
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'First' });
+    await admin('PATCH', `/admin/devices/${world.devices[0]!.deviceId}`, { alias: 'Second' });
+
+    await settled(t.ctx.store, world.serviceId);
+    const delivered = hooks.delivered(await secretsOf(t.ctx.store, world.serviceId));
+    expect(delivered.map((d) => [d.payload.alias, d.sequence])).toEqual([['First', 1], ['First', 1], ['Second', 2]]);
+    const listed = (await admin('GET', `/admin/services/${world.serviceId}/messages`)).json().response;
+    expect(listed.map((m: { status: string; attempts: { responseStatus: number; responseBody: string }[] }) => [m.status, m.attempts.map((a) => [a.responseStatus, a.responseBody])])).toEqual([
+      ['delivered', [[200, 'ok\uFFFD']]],
+      ['delivered', [[500, 'busy\uFFFD'], [200, 'ok\uFFFD']]],
+    ]);
+  });
+
   it('fails a message whose schedule is exhausted, keeps it, and moves on to the next of the device', async () => {
     const world = await createWorld(t.ctx, { deviceTypes: ['DEVICE_WASHER'] });
     const washer = world.devices[0]!.deviceId;
