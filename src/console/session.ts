@@ -59,7 +59,9 @@ export function decodeSession(key: string, value: string | undefined, now: numbe
   if (parts?.length !== 4) return null;
   const [id, role, expires, given] = parts as [string, string, string, string];
   const expected = Buffer.from(mac(key, `${id}.${role}.${expires}`));
-  if (given.length !== expected.length || !timingSafeEqual(Buffer.from(given), expected)) return null;
+  // Bytes, not characters: a cookie may carry any byte, and timingSafeEqual throws on unequal lengths.
+  const proof = Buffer.from(given);
+  if (proof.length !== expected.length || !timingSafeEqual(proof, expected)) return null;
   const expiresAt = Number(expires);
   if (!(expiresAt > now) || (role !== 'o' && role !== 'v')) return null;
   return { id, operator: role === 'o', expiresAt };

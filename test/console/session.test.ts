@@ -22,6 +22,12 @@ describe('session cookies', () => {
     for (const junk of [undefined, '', 'a.b.c', 'a.b.c.d.e', '...']) expect(decodeSession(keys.session, junk, NOW)).toBeNull();
   });
 
+  it('refuses, without throwing, a proof of as many characters as a real one but more bytes', () => {
+    const [id, , expires, mac] = encodeSession(keys.session, newSession(false, NOW)).split('.') as [string, string, string, string];
+    // A raw 0xE9 in the Cookie header reads as one latin1 character, two bytes in UTF-8.
+    expect(decodeSession(keys.session, `${id}.v.${expires}.${mac.slice(0, -1)}\u00e9`, NOW)).toBeNull();
+  });
+
   it('derives a different key for each use, none of them the token', () => {
     expect(new Set([keys.session, keys.csrf, 'the-admin-token']).size).toBe(3);
   });
