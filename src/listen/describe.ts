@@ -14,9 +14,15 @@ export interface DeliverySummary {
 
 const MAX_VALUE = 60;
 
+/** A property's value as short text: never String(), which throws on `{"toString": 0}`. */
 function compact(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
+}
+
+/** A field of the message (an id, a code, an alias): a string whole, anything else as short JSON. */
+function field(value: unknown): string {
+  return typeof value === 'string' ? value : compact(value);
 }
 
 /**
@@ -31,7 +37,7 @@ function changes(report: unknown): string {
       if (entry === null || typeof entry !== 'object') return [compact(entry)];
       const { location, ...rest } = entry as Record<string, unknown>;
       const name = (location as { locationName?: unknown } | undefined)?.locationName;
-      return properties(rest, name === undefined ? '' : `${String(name)}:`);
+      return properties(rest, name === undefined ? '' : `${field(name)}:`);
     })
     .join(' ');
 }
@@ -40,15 +46,15 @@ function changes(report: unknown): string {
 function detail(payload: Record<string, unknown>): string {
   switch (payload.pushType) {
     case 'DEVICE_PUSH':
-      return String(payload.pushCode);
+      return field(payload.pushCode);
     case 'DEVICE_STATUS':
       return changes(payload.report);
     case 'DEVICE_REGISTERED':
-      return `${String(payload.deviceType)} "${String(payload.alias)}" for user ${String(payload.userNumber)}`;
+      return `${field(payload.deviceType)} "${field(payload.alias)}" for user ${field(payload.userNumber)}`;
     case 'DEVICE_UNREGISTERED':
-      return `"${String(payload.alias)}" from user ${String(payload.userNumber)}`;
+      return `"${field(payload.alias)}" from user ${field(payload.userNumber)}`;
     case 'DEVICE_ALIAS_CHANGED':
-      return `now "${String(payload.alias)}"`;
+      return `now "${field(payload.alias)}"`;
     default:
       return '';
   }
@@ -64,8 +70,8 @@ export function describeDelivery({ body, verified, reason, forwarded }: Delivery
     // Not JSON, or nested past the limit: still shown, as what it is.
   }
   const parts = [
-    String(payload.pushType ?? 'not a message'),
-    String(payload.deviceId ?? '-'),
+    field(payload.pushType ?? 'not a message'),
+    field(payload.deviceId ?? '-'),
     detail(payload),
     verified ? 'signature ✓' : `signature ✗ (${reason ?? 'no match'})`,
     ...(forwarded === undefined ? [] : [`→ ${typeof forwarded === 'number' ? `forwarded, ${forwarded}` : `not forwarded: ${forwarded}`}`]),

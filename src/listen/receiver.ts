@@ -73,7 +73,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         options.onDelivery({ body, verified: check.ok, ...(check.ok ? {} : { reason: check.reason }), ...(forwarded === undefined ? {} : { forwarded }) });
         // With no forward, or a forward that got no answer, the cloud hears 200 or 502 as from any receiver.
         response.writeHead(typeof forwarded === 'number' ? forwarded : forwarded === undefined ? 200 : 502).end();
-      })();
+      })().catch(() => {
+        // Whatever a body holds, the receiver stays up: the cloud hears a 500 and sends it again.
+        if (!response.headersSent) response.writeHead(500);
+        response.end();
+      });
     });
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve));

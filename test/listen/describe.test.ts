@@ -7,6 +7,9 @@ describe('a delivery as listen prints it', () => {
   it('a push: its code, the signature and where it was forwarded', () => {
     const body = message({ pushType: 'DEVICE_PUSH', deviceId: 'd1', pushCode: 'WASHING_IS_COMPLETE' });
     expect(describeDelivery({ body, verified: true, forwarded: 200 })).toBe('DEVICE_PUSH  d1  WASHING_IS_COMPLETE  signature ✓  → forwarded, 200');
+    // Ids are shown whole, however long (a device id is 64 characters).
+    const id = 'f'.repeat(64);
+    expect(describeDelivery({ body: message({ pushType: 'DEVICE_PUSH', deviceId: id, pushCode: 'X' }), verified: true })).toBe(`DEVICE_PUSH  ${id}  X  signature ✓`);
   });
 
   it('an event: the changed properties, long values cut', () => {
@@ -34,5 +37,12 @@ describe('a delivery as listen prints it', () => {
     expect(describeDelivery({ body: deep, verified: false })).toBe('not a message  -  signature ✗ (no match)');
     const inherited = JSON.stringify({ push: { constructor: 'x', __proto__: 'y' } });
     expect(describeDelivery({ body: inherited, verified: false })).toBe('not a message  -  signature ✗ (no match)');
+  });
+
+  it('fields that are not strings are shown as JSON, even one that cannot be made a string', () => {
+    const body = message({ pushType: { toString: 0 }, deviceId: 7, pushCode: ['A'] });
+    expect(describeDelivery({ body, verified: false })).toBe('{"toString":0}  7  signature ✗ (no match)');
+    const renamed = message({ pushType: 'DEVICE_ALIAS_CHANGED', deviceId: 'd5', alias: { valueOf: 1 } });
+    expect(describeDelivery({ body: renamed, verified: true })).toBe('DEVICE_ALIAS_CHANGED  d5  now "{"valueOf":1}"  signature ✓');
   });
 });

@@ -17,4 +17,17 @@ describe("listen's receiver", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.verified).toBe(false);
   });
+
+  it('stays up when printing a delivery fails: that request answers 500, the next is taken', async () => {
+    let calls = 0;
+    receiver = await startReceiver({
+      secrets: ['whsec_c2VjcmV0'],
+      onDelivery: () => {
+        calls += 1;
+        if (calls === 1) throw new Error('the terminal went away');
+      },
+    });
+    expect((await fetch(receiver.url, { method: 'POST', body: '{}' })).status).toBe(500);
+    expect((await fetch(receiver.url, { method: 'POST', body: '{}' })).status).toBe(200);
+  });
 });
