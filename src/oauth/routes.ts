@@ -220,13 +220,16 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const ticked = form.getAll('device');
       const deviceIds = field(form, 'share') === 'chosen' || ticked.length > 0 ? ticked : null;
       const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
-      const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: userNumber, clientId: service.serviceId });
-      grant.addResourceScope(PARTNER_RESOURCE, scopes.join(' '));
-      const missingOidc = details.prompt.details.missingOIDCScope;
-      if (Array.isArray(missingOidc)) grant.addOIDCScope(missingOidc.join(' '));
-      const grantId = await grant.save();
+      const saveGrant = async () => {
+        const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: userNumber, clientId: service.serviceId });
+        grant.addResourceScope(PARTNER_RESOURCE, scopes.join(' '));
+        const missingOidc = details.prompt.details.missingOIDCScope;
+        if (Array.isArray(missingOidc)) grant.addOIDCScope(missingOidc.join(' '));
+        return grant.save();
+      };
+      let grantId: string;
       try {
-        await owners.link(service, userNumber, grantId, scopes, deviceIds);
+        grantId = await owners.link(service, userNumber, saveGrant, scopes, deviceIds);
       } catch (error) {
         if (error instanceof ApiError) return renderInteraction(request, reply, error.message);
         throw error;

@@ -22,10 +22,10 @@ const codeFlow = (scope: string, share: 'all' | string[]) => flow(s, scope, shar
 const partner = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: unknown) => call(s, method, url, token, payload);
 const tokenRequest = (form: Record<string, string>, secret?: string) => tokens_(s, form, secret);
 
-/** An authorization request of the fixture's service for `devices`, with a fresh PKCE challenge. */
-async function authorizationUrl(redirectUri = s.redirectUri): Promise<string> {
+/** An authorization request of the fixture's service for `scope`, with a fresh PKCE challenge. */
+async function authorizationUrl(redirectUri = s.redirectUri, scope = 'devices'): Promise<string> {
   const challenge = await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier());
-  return client.buildAuthorizationUrl(s.config, { redirect_uri: redirectUri, scope: 'devices', state: 'st', code_challenge: challenge, code_challenge_method: 'S256' }).href;
+  return client.buildAuthorizationUrl(s.config, { redirect_uri: redirectUri, scope, state: 'st', code_challenge: challenge, code_challenge_method: 'S256' }).href;
 }
 
 describe('the authorization server metadata (RFC 8414)', () => {
@@ -245,6 +245,24 @@ describe('what the RFCs refuse', () => {
     await store.saveOAuthRecord({ ...record, expiresAt: Date.now() - 1 });
     const expired = await tokenRequest({ grant_type: 'authorization_code', code: thirdCode, redirect_uri: s.redirectUri, code_verifier: third.verifier });
     expect(expired).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+});
+
+describe('a consent refused for its choice of devices', () => {
+  it('grants nothing: the next authorization for the same scopes asks for consent again', async () => {
+    const agent = new OwnerAgent(s.base);
+    const signIn = await agent.follow(await authorizationUrl());
+    const consentPage = await agent.submit(signIn, /\/login$/, { email: EMAIL, password: PASSWORD });
+    expect(new URL((await agent.submit(consentPage, /\/consent$/, { share: 'all' })).url).searchParams.get('code')).toBeTruthy();
+
+    // The oven is not of a type the service may be given: the page says so.
+    const widening = await agent.follow(await authorizationUrl(s.redirectUri, 'devices control'));
+    expect(widening.html).toContain('Laundry Pal asks to link your appliances');
+    const refused = await agent.submit(widening, /\/consent$/, { share: 'chosen', device: [s.oven] });
+    expect(refused.html).toContain('cannot be shared with Laundry Pal');
+
+    const again = await agent.follow(await authorizationUrl(s.redirectUri, 'devices control'));
+    expect(again.html).toContain('Laundry Pal asks to link your appliances');
   });
 });
 
