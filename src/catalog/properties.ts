@@ -110,8 +110,12 @@ export function legalValues(property: Property, access: Access = 'w'): unknown[]
   }
 }
 
-/** The first legal value a device could report: the start of a default status. */
+/**
+ * The first legal value a device could report: the start of a default status. A timer's flag reads
+ * UNSET, not SET because SET comes first in its list: no timer is set on a device fresh from the box.
+ */
 export function initialValue(property: Property): unknown {
+  if (property.type === 'enum' && property.read.includes('UNSET')) return 'UNSET';
   if (property.type === 'boolean') return false;
   if (property.type === 'number') return 0;
   if (property.type === 'string') return '';

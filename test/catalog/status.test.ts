@@ -3,7 +3,7 @@
  * appliance displays: LG's oven status `"temperature": {"targetTemperature": 350, "unit": "F"}`.
  */
 import { describe, expect, it } from 'vitest';
-import { diffStatus, getModel, mergeStatus, parsedProfile, validateReport } from '../../src/catalog/index.js';
+import { diffStatus, getModel, mergeStatus, parsedProfile, validateCommand, validateReport } from '../../src/catalog/index.js';
 import { buildDefaultStatus } from '../../src/catalog/defaults.js';
 import { showsOneUnit } from '../../src/catalog/status.js';
 import type { JsonObject } from '../../src/catalog/types.js';
@@ -29,8 +29,13 @@ describe('validateReport of a one-unit resource', () => {
     expect(validateReport(oven, { ...OVEN, temperature: { targetTemperature: 180, unit: 'C' } })).toEqual({ ok: true, value: at({ targetTemperature: 180, unit: 'C' }) });
     expect(validateReport(oven, { ...OVEN, temperature: { targetTemperature: 350, unit: 'C' } })).toEqual({
       ok: false,
-      refusal: { code: '1102', message: 'targetTemperature must be between 75 and 285 in steps of 5; got 350' },
+      refusal: { code: '1102', message: 'targetTemperature must be between 0 and 285 in steps of 5; got 350' },
     });
+  });
+
+  it("takes a cavity at rest showing a target of 0, as LG's documented oven status does, though 0 cannot be set", () => {
+    expect(validateReport(oven, { ...OVEN, temperature: { targetTemperature: 0, unit: 'F' } })).toEqual({ ok: true, value: at({ targetTemperature: 0, unit: 'F' }) });
+    expect(validateCommand(oven, { ...OVEN, temperature: { targetTemperature: 0, unit: 'F' } })).toMatchObject({ ok: false, refusal: { code: '1102' } });
   });
 
   it('refuses every unit at once, or a value without its unit', () => {
@@ -86,7 +91,8 @@ describe('buildDefaultStatus of a one-unit resource', () => {
 
   it("shows the unit of the reference status, else the profile's first", () => {
     expect(temperatureOf(at({ targetTemperature: 180, unit: 'C' }))).toEqual({ unit: 'C', targetTemperature: 180 });
-    expect(temperatureOf({})).toEqual({ unit: 'F', targetTemperature: 170 });
+    // At rest: the lowest it reads, 0, as LG's documented status shows.
+    expect(temperatureOf({})).toEqual({ unit: 'F', targetTemperature: 0 });
     expect(temperatureOf({}, { 'temperature[F].targetTemperature': 350 })).toEqual({ unit: 'F', targetTemperature: 350 });
   });
 });

@@ -2,14 +2,15 @@ import type { JsonObject } from '../types.js';
 import type { TypeModels } from './model.js';
 
 const readOnly = (type: string, r?: unknown): JsonObject => ({ mode: ['r'], type, ...(r === undefined ? {} : { value: { r } }) });
-const readWrite = (type: string, values: unknown): JsonObject => ({ mode: ['r', 'w'], type, value: { r: values, w: values } });
+const readWrite = (type: string, values: unknown, read = values): JsonObject => ({ mode: ['r', 'w'], type, value: { r: read, w: values } });
 
 /**
  * One controllable oven cavity. The real capture is read-only and LG's example profile only offers
  * STOP, though LG's schema and both SDKs document PREHEATING/START/STOP, cookMode, a unit-keyed
  * target temperature and a target time; this location is built from that schema, in the shape the
  * SDKs send (`{"location", "operation", "cook", "temperature": {"targetTemperature", "unit"}}`).
- * The profile keeps a range per unit; the status shows the one unit the oven displays.
+ * The profile keeps a range per unit; the status shows the one unit the oven displays. A cavity at
+ * rest shows a target of 0 (LG's documented status), below the lowest it can be set to.
  */
 const ovenLocation = (locationName: string): JsonObject => ({
   location: { locationName },
@@ -20,8 +21,8 @@ const ovenLocation = (locationName: string): JsonObject => ({
   operation: { ovenOperationMode: { mode: ['w'], type: 'enum', value: { w: ['PREHEATING', 'START', 'STOP'] } } },
   cook: { cookMode: readWrite('enum', ['BAKE', 'CONVECTION_BAKE', 'CONVECTION_ROAST', 'ROAST', 'CRISP_CONVECTION']) },
   temperature: [
-    { targetTemperature: readWrite('range', { min: 170, max: 550, step: 5 }), unit: 'F' },
-    { targetTemperature: readWrite('range', { min: 75, max: 285, step: 5 }), unit: 'C' },
+    { targetTemperature: readWrite('range', { min: 170, max: 550, step: 5 }, { min: 0, max: 550, step: 5 }), unit: 'F' },
+    { targetTemperature: readWrite('range', { min: 75, max: 285, step: 5 }, { min: 0, max: 285, step: 5 }), unit: 'C' },
   ],
   timer: {
     remainHour: readOnly('number'),
