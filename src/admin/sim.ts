@@ -22,7 +22,7 @@ const ActionBody = Type.Object(
       description: 'open-door, close-door, raise-error, clear-error, remote-control-on, remote-control-off, go-offline, go-online, start, pause, stop, wear-out, … — those the device offers depend on its profile; an unknown one is refused (1102) with the list.',
       examples: ['open-door'],
     }),
-    args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'location, minutes, pushCode, counter, inMinutes — as the action takes them.' })),
+    args: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'location, minutes, pushCode, error, counter, inMinutes — as the action takes them.' })),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,13 @@ import { cloneJson, deepEqual, isObject, nameMap, own } from './values.js';
 const NO_RESOURCES: ResourceSet = { resources: nameMap(), arrays: nameMap() };
 
 /**
+ * Where a status shows the device's current error: LG's `error`, one of the profile's `error` codes,
+ * beside the resources (in each location entry of a device with locations), and only while there is
+ * one. A report clears it with `"error": null`, and the change that clears it carries that null.
+ */
+export const ERROR_KEY = 'error';
+
+/**
  * Whether the status shows a multi-entry resource as one object: the entry in the unit the
  * appliance displays. A profile keys entries by unit when each unit has its own range; LG's statuses
  * then carry one of them, `{"targetTemperature": 350, "unit": "F"}` (oven `temperature`), except for
@@ -66,7 +73,8 @@ function mergeSet(set: ResourceSet, base: JsonObject, report: JsonObject): JsonO
   for (const [resource, value] of Object.entries(report)) {
     const entries = set.arrays[resource];
     const previous = out[resource];
-    if (entries && showsOneUnit(resource, entries[0]?.key)) out[resource] = mergeShown(previous, value);
+    if (resource === ERROR_KEY && value === null) delete out[resource];
+    else if (entries && showsOneUnit(resource, entries[0]?.key)) out[resource] = mergeShown(previous, value);
     else if (entries) {
       const only = entries.length === 1 ? entries[0]?.name : undefined;
       out[resource] = mergeEntries((entries[0] as { key: string }).key, only, previous, value);
@@ -128,6 +136,7 @@ function diffSet(set: ResourceSet, before: JsonObject, after: JsonObject): JsonO
       if (change) out[resource] = change;
     } else if (!deepEqual(previous, value)) out[resource] = cloneJson(value);
   }
+  if (own(before, ERROR_KEY) !== undefined && own(after, ERROR_KEY) === undefined) out[ERROR_KEY] = null;
   return Object.keys(out).length ? { ...out } : null;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ErrorCode, Refusal } from '../errors.js';
 import { hasWritableProperty } from './properties.js';
-import { showsOneUnit } from './status.js';
+import { ERROR_KEY, showsOneUnit } from './status.js';
 import type { DeviceStatus, JsonObject, ParsedProfile, Resource, ResourceEntry, ResourceSet, ValidationResult } from './types.js';
 import { isObject, show, valueProblem } from './values.js';
 
@@ -141,7 +141,17 @@ function reportProperties(resource: string, properties: Resource, body: JsonObje
   return null;
 }
 
-function reportSet(set: ResourceSet, body: JsonObject): ValidationResult<JsonObject> {
+/** A device whose profile lists error codes reports one of them as its error, or null once it has none. */
+function errorProblem(errors: string[], body: JsonObject): Refusal | null {
+  if (errors.length === 0 || !Object.hasOwn(body, ERROR_KEY)) return null;
+  const code = body[ERROR_KEY];
+  if (code === null || (typeof code === 'string' && errors.includes(code))) return null;
+  return { code: '1102', message: `${ERROR_KEY} must be one of the profile's error codes (${errors.join(', ')}), or null once the error is gone; got ${show(code)}` };
+}
+
+function reportSet(set: ResourceSet, errors: string[], body: JsonObject): ValidationResult<JsonObject> {
+  const error = errorProblem(errors, body);
+  if (error) return { ok: false, refusal: error };
   const out: JsonObject = { ...body };
   for (const [resource, value] of Object.entries(body)) {
     const entries = set.arrays[resource];
@@ -173,12 +183,13 @@ function reportSet(set: ResourceSet, body: JsonObject): ValidationResult<JsonObj
 
 /**
  * A device's (partial) status: every declared property it names must be readable with a value the
- * profile's `value.r` allows. Whole-profile-array devices may send one location entry or an array.
+ * profile's `value.r` allows, and an `error` one of the profile's error codes (or null, cleared).
+ * Whole-profile-array devices may send one location entry or an array.
  */
 export function validateReport(profile: ParsedProfile, report: unknown): ValidationResult<DeviceStatus> {
   if (!profile.locations) {
     if (!isObject(report)) return refuse('1000', `A status report must be a JSON object; got ${Array.isArray(report) ? 'an array' : show(report)}`);
-    return reportSet(profile.root as ResourceSet, report);
+    return reportSet(profile.root as ResourceSet, profile.errors, report);
   }
   const entries: unknown[] = Array.isArray(report) ? report : [report];
   const out: JsonObject[] = [];
@@ -187,7 +198,7 @@ export function validateReport(profile: ParsedProfile, report: unknown): Validat
     const { location: address, ...resources } = entry;
     const location = pickLocation(profile, address, '1102');
     if (!location.ok) return location;
-    const checked = reportSet(location.value.set, resources);
+    const checked = reportSet(location.value.set, profile.errors, resources);
     if (!checked.ok) return checked;
     out.push({ location: { locationName: location.value.name }, ...checked.value });
   }

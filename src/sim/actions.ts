@@ -23,7 +23,7 @@ const PROGRAMME_ACTIONS = {
   start: 'Press start at the appliance (even with Remote Start off); args: location, minutes',
   pause: 'Press pause at the appliance; args: location',
   stop: 'Press stop at the appliance; args: location',
-  'raise-error': "Put the appliance in its error state and raise its failure push; args: pushCode (one of the type's failure pushes), location",
+  'raise-error': "Put the appliance in its error state, showing an error code, and raise its failure push; args: pushCode (one of the type's failure pushes), error (one of the profile's error codes; the first by default), location",
   'clear-error': 'Clear the error: a programme with time left waits paused, else the appliance rests idle; args: location',
 } as const;
 
@@ -34,6 +34,7 @@ export interface ActionArgs {
   location?: string;
   minutes?: number;
   pushCode?: string;
+  error?: string;
   counter?: string;
   inMinutes?: number;
 }
@@ -58,7 +59,7 @@ export function parseArgs(args: unknown): ActionArgs {
   if (args === undefined) return {};
   if (!isObject(args)) throw new ActionRefused(`args must be an object; got ${JSON.stringify(args)}`);
   const parsed: ActionArgs = {};
-  for (const name of ['location', 'pushCode', 'counter'] as const) {
+  for (const name of ['location', 'pushCode', 'error', 'counter'] as const) {
     const value = text(args, name);
     if (value !== undefined) parsed[name] = value;
   }
@@ -132,7 +133,11 @@ function programmeAction(draft: DeviceDraft, part: Part, action: string, args: A
     if (args.pushCode !== undefined && !failures.includes(args.pushCode)) {
       throw new ActionRefused(`args.pushCode must be one of ${failures.join(', ') || 'none (this model raises no failure push)'}; got ${JSON.stringify(args.pushCode)}`);
     }
-    refuseUnless(action, raiseError(part, context, args.pushCode ?? failures[0]));
+    const codes = draft.profile.errors;
+    if (args.error !== undefined && !codes.includes(args.error)) {
+      throw new ActionRefused(`args.error must be one of ${codes.join(', ') || "none (this model's profile lists no error codes)"}; got ${JSON.stringify(args.error)}`);
+    }
+    refuseUnless(action, raiseError(part, context, args.pushCode ?? failures[0], args.error ?? codes[0]));
   } else refuseUnless(action, clearError(programme, part));
 }
 

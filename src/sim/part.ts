@@ -3,7 +3,7 @@
  * through its profile: the engine reads and writes behaviour paths here, and a write the profile
  * does not allow is skipped. This is where behaviour rows are filtered by the device's own profile.
  */
-import { showsOneUnit } from '../catalog/status.js';
+import { ERROR_KEY, showsOneUnit } from '../catalog/status.js';
 import type { AddressKey, JsonObject, Property, ResourceSet } from '../catalog/types.js';
 import { deepEqual, isObject, valueProblem } from '../catalog/values.js';
 import type { Condition, Expect, PathText, Value } from './behaviour.js';
@@ -104,6 +104,12 @@ export class Part {
     const entries: unknown[] = Array.isArray(body) ? body : [body];
     const found = entries.find((e) => isObject(e) && key !== undefined && e[key] === parsed.entry);
     return isObject(found) ? found[parsed.name] : undefined;
+  }
+
+  /** Shows the error code the device has now (LG's `error`), or none. */
+  showError(code: string | undefined): void {
+    if (code === undefined) delete this.values[ERROR_KEY];
+    else this.values[ERROR_KEY] = code;
   }
 
   readNumber(path: PathText): number {

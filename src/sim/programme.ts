@@ -226,12 +226,16 @@ export function tickProgramme(programme: Programme, part: Part, context: StepCon
   if (phase) part.write(RUN_STATE, phase);
 }
 
-/** Puts the device in its error state and raises `pushCode` (a model may have none); a reason when it cannot. */
-export function raiseError(part: Part, context: StepContext, pushCode: string | undefined): string | null {
+/**
+ * Puts the device in its error state, showing `errorCode` (a profile may list none), and raises
+ * `pushCode` (a model may have none); a reason when it cannot.
+ */
+export function raiseError(part: Part, context: StepContext, pushCode: string | undefined, errorCode: string | undefined): string | null {
   const state = part.read(RUN_STATE);
   if (state === 'ERROR') return 'the device is already in an error state';
   if (!part.write(RUN_STATE, 'ERROR')) return 'its run state has no ERROR';
   part.write('$beforeError', state);
+  part.showError(errorCode);
   if (pushCode) context.pushes.push(pushCode);
   return null;
 }
@@ -246,5 +250,6 @@ export function clearError(programme: Programme, part: Part): string | null {
   const resumable = wasRunning && (programme.display === 'running' ? elapsed > 0 : length - elapsed > 0);
   if (!(resumable && part.write(RUN_STATE, programme.paused))) perform(programme, part, 'stop');
   part.write('$beforeError', undefined);
+  part.showError(undefined);
   return null;
 }

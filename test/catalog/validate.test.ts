@@ -18,6 +18,8 @@ const twoOvens = parseProfile({
 });
 
 const refused = (code: string, message: string) => ({ ok: false, refusal: { code, message } });
+const dryer = profileOf('dryer');
+const lgWasher = profileOf('washer', 'lgdoc_profile.json');
 
 describe('validateCommand', () => {
   it('addresses a location entry by locationName, as an object or a one-element array', () => {
@@ -133,6 +135,18 @@ describe('validateReport', () => {
     expect(validateReport(oven, [3])).toMatchObject({ ok: false, refusal: { code: '1000' } });
   });
 
+  it("takes an `error` among the profile's error codes, or null once it is gone; anything else is refused", () => {
+    expect(dryer.errors).toContain('DOOR_OPEN_ERROR');
+    expect(validateReport(dryer, { error: 'DOOR_OPEN_ERROR' })).toEqual({ ok: true, value: { error: 'DOOR_OPEN_ERROR' } });
+    expect(validateReport(dryer, { error: null })).toEqual({ ok: true, value: { error: null } });
+    for (const wrong of ['DOOR_AJAR', 3, ['DOOR_OPEN_ERROR']]) {
+      expect(validateReport(dryer, { error: wrong })).toEqual(refused('1102', `error must be one of the profile's error codes (${dryer.errors.join(', ')}), or null once the error is gone; got ${JSON.stringify(wrong)}`));
+    }
+    // In the location entry of a device with locations; a profile without an error list keeps it as any extra.
+    expect(validateReport(lgWasher, { location: { locationName: 'MAIN' }, error: 'NOT_LISTED' })).toMatchObject({ ok: false, refusal: { code: '1102' } });
+    expect(validateReport(airConditioner, { error: 'ANYTHING' })).toEqual({ ok: true, value: { error: 'ANYTHING' } });
+  });
+
   it('normalises a reported entry of a multi-location resource to an array', () => {
     expect(validateReport(refrigerator, { temperatureInUnits: { locationName: 'FRIDGE', targetTemperatureC: 4 } })).toEqual({
       ok: true,
@@ -162,6 +176,16 @@ describe('mergeStatus and diffStatus', () => {
     expect(merged[0]).toEqual(status[0]);
     expect(merged[1]).toEqual({ ...status[1], runState: { currentState: 'DONE' } });
     expect(diffStatus(oven, status, merged)).toEqual(report);
+  });
+
+  it('an `error` reported null leaves the status, and the change that removes it says null', () => {
+    const failing = mergeStatus(dryer, { runState: { currentState: 'RUNNING' } }, { runState: { currentState: 'ERROR' }, error: 'DOOR_OPEN_ERROR' });
+    expect(failing).toEqual({ runState: { currentState: 'ERROR' }, error: 'DOOR_OPEN_ERROR' });
+    const cleared = mergeStatus(dryer, failing, { runState: { currentState: 'PAUSE' }, error: null });
+    expect(cleared).toEqual({ runState: { currentState: 'PAUSE' } });
+    expect(diffStatus(dryer, failing, cleared)).toEqual({ runState: { currentState: 'PAUSE' }, error: null });
+    const washerFailing = [{ location: { locationName: 'MAIN' }, error: 'DOOR_OPEN_ERROR' }];
+    expect(diffStatus(lgWasher, washerFailing, [{ location: { locationName: 'MAIN' } }])).toEqual([{ location: { locationName: 'MAIN' }, error: null }]);
   });
 
   it('diff is null when nothing changed', () => {

@@ -92,4 +92,20 @@ describe('a robot cleaner', () => {
     expect(read((await w.ctx.simulator.act(robot, 'clear-error')).status, 'runState.currentState')).toBe('PAUSE');
     expect(await w.pushCodes(robot)).toEqual(['NEED_TO_CHECK_LOCATION']);
   });
+
+  it("shows one of its profile's error codes as `error` while in error, and the change that clears it says null", async () => {
+    await expect(w.ctx.simulator.act(robot, 'raise-error', { error: 'DOOR_OPEN_ERROR' })).rejects.toMatchObject({
+      code: '1102',
+      message: expect.stringMatching(/^args\.error must be one of RIGHT_WHEEL_ERROR, MOVE_ERROR, .*; got "DOOR_OPEN_ERROR"$/),
+    });
+    const raised = await w.ctx.simulator.act(robot, 'raise-error', { error: 'BRUSH_ERROR' });
+    expect([read(raised.status, 'runState.currentState'), (raised.status as { error?: string }).error]).toEqual(['ERROR', 'BRUSH_ERROR']);
+    const cleared = await w.ctx.simulator.act(robot, 'clear-error');
+    expect(cleared.status).not.toHaveProperty('error');
+    expect((await w.status(robot)) as object).not.toHaveProperty('error');
+    const changes = (await w.messages(robot)).filter((m) => m.pushType === 'DEVICE_STATUS').map((m) => (m.report as { error?: unknown }).error);
+    expect(changes.slice(-2)).toEqual(['BRUSH_ERROR', null]);
+    // Without args.error, the profile's first code.
+    expect(((await w.ctx.simulator.act(robot, 'raise-error')).status as { error?: string }).error).toBe('RIGHT_WHEEL_ERROR');
+  });
 });

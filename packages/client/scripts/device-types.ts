@@ -19,6 +19,8 @@ interface TypeShape {
   locations: { names: Set<string>; several: boolean } | null;
   resources: Map<string, ResourceShape>;
   pushCodes: Set<string>;
+  /** The profile's `error` codes: the status shows one as `error` while the device has it. */
+  errorCodes: Set<string>;
 }
 
 /** `DEVICE_AIR_CONDITIONER` → `AirConditioner`. */
@@ -32,10 +34,11 @@ export function typeName(deviceType: string): string {
 }
 
 function shapeOf(deviceType: string): TypeShape {
-  const shape: TypeShape = { locations: null, resources: new Map(), pushCodes: new Set() };
+  const shape: TypeShape = { locations: null, resources: new Map(), pushCodes: new Set(), errorCodes: new Set() };
   for (const model of listModels(deviceType)) {
     const profile = parsedProfile(model);
     profile.pushCodes.forEach((code) => shape.pushCodes.add(code));
+    profile.errors.forEach((code) => shape.errorCodes.add(code));
     if (profile.locations) {
       shape.locations ??= { names: new Set(), several: false };
       profile.locations.forEach((l) => shape.locations!.names.add(l.name));
@@ -106,9 +109,10 @@ function resourceFields(shape: TypeShape, side: 'r' | 'w', indent: string): stri
 }
 
 function statusType(shape: TypeShape): string {
-  if (!shape.locations) return objectType(resourceFields(shape, 'r', ''), '');
+  const error = shape.errorCodes.size ? [`error?: ${literals(shape.errorCodes)}`] : [];
+  if (!shape.locations) return objectType([...resourceFields(shape, 'r', ''), ...error], '');
   const location = `location: { locationName: ${literals(shape.locations.names)} }`;
-  return `Array<${objectType([location, ...resourceFields(shape, 'r', '')], '')}>`;
+  return `Array<${objectType([location, ...resourceFields(shape, 'r', ''), ...error], '')}>`;
 }
 
 function controlType(shape: TypeShape): string {

@@ -3803,7 +3803,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 170,
+         *                     "min": 0,
          *                     "max": 550,
          *                     "step": 5
          *                   },
@@ -3825,7 +3825,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 75,
+         *                     "min": 0,
          *                     "max": 285,
          *                     "step": 5
          *                   },
@@ -4098,7 +4098,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 170,
+         *                     "min": 0,
          *                     "max": 550,
          *                     "step": 5
          *                   },
@@ -4120,7 +4120,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 75,
+         *                     "min": 0,
          *                     "max": 285,
          *                     "step": 5
          *                   },
@@ -4283,7 +4283,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 170,
+         *                     "min": 0,
          *                     "max": 550,
          *                     "step": 5
          *                   },
@@ -4305,7 +4305,7 @@ export interface components {
          *                 "type": "range",
          *                 "value": {
          *                   "r": {
-         *                     "min": 75,
+         *                     "min": 0,
          *                     "max": 285,
          *                     "step": 5
          *                   },
@@ -4470,28 +4470,28 @@ export interface components {
             temperature?: (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }))[] | (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
@@ -4572,28 +4572,28 @@ export interface components {
             temperature?: (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }))[] | (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
@@ -4634,28 +4634,28 @@ export interface components {
             temperature?: (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }))[] | (({
                 /** @constant */
                 unit?: "F";
-                /** @description in steps of 5 from 170 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
             }) | ({
                 /** @constant */
                 unit?: "C";
-                /** @description in steps of 5 from 75 */
+                /** @description in steps of 5 from 0 */
                 targetTemperature?: number;
             } & {
                 [key: string]: unknown;
