@@ -109,7 +109,8 @@ function resourceFields(shape: TypeShape, side: 'r' | 'w', indent: string): stri
 }
 
 function statusType(shape: TypeShape): string {
-  const error = shape.errorCodes.size ? [`error?: ${literals(shape.errorCodes)}`] : [];
+  // null only in the DEVICE_STATUS report that clears it: a status has an error or none.
+  const error = shape.errorCodes.size ? [`error?: ${literals(shape.errorCodes)} | null`] : [];
   if (!shape.locations) return objectType([...resourceFields(shape, 'r', ''), ...error], '');
   const location = `location: { locationName: ${literals(shape.locations.names)} }`;
   return `Array<${objectType([location, ...resourceFields(shape, 'r', ''), ...error], '')}>`;

@@ -56,69 +56,83 @@ function streamOf(message: WebhookMessage): string {
 
 export interface SequenceOrdererOptions {
   /**
-   * Whether a message that comes before its predecessor waits for it (true, the default). False for a
-   * receiver that sees only some of a device's numbers: a service with an `eventCallbackUrl` of its
-   * own gets its push messages at one URL and its events at the other, numbered in one sequence, so
-   * each URL sees gaps that never fill. Then a message is handed on at once unless an equal or later
-   * one was already handed on.
+   * How long a message waits for its predecessor before it is handled anyway (default 2000 ms, under
+   * the server's 10 s attempt timeout, so the request is answered before the server gives up on it).
+   * 0 for a receiver that sees only some of a device's numbers: a service with an `eventCallbackUrl`
+   * of its own gets its push messages at one URL and its events at the other, numbered in one
+   * sequence, so each URL sees gaps that never fill.
    */
-  holdGaps?: boolean;
+  holdMs?: number;
+}
+
+interface Stream {
+  /** The highest sequence handled. */
+  handled: number;
+  /** The handler running now: one message of a stream is handled at a time. */
+  running: Promise<void>;
+  /** Messages waiting for their predecessor, woken when a handling ends. */
+  waiters: Set<() => void>;
 }
 
 /**
- * Hands messages on in `webhook-sequence` order per service and device: a message older than one already handed
- * on is dropped, one that comes before its predecessor waits for it. The server sends one device's
- * messages in order, so waiting happens only when a receiver handles deliveries concurrently;
- * `flush()` releases what waits, in order, when a gap will not fill (a restart of the receiver, a
- * delivery that failed for good).
+ * Runs each message's handling in `webhook-sequence` order per service and device. The server sends
+ * one device's messages in order, one at a time, so waiting happens only when a receiver gets them
+ * out of order: several receiver instances, or a message that failed for good leaving a gap. A
+ * message waits for its predecessor at most `holdMs`. Nothing is dropped and nothing counts as
+ * handled until its handler succeeds, so the receiver answers 2xx only for what it handled and the
+ * server's retry of a failed handling is handled again. A message older than one handled (an
+ * operator's resend, a recovery of failed deliveries) is handled at once: `isLate` says so, for a
+ * `DEVICE_STATUS` whose report is older than the state already applied.
  */
 export class SequenceOrderer {
-  readonly #last = new Map<string, number>();
-  readonly #waiting = new Map<string, WebhookMessage[]>();
-  readonly #holdGaps: boolean;
+  readonly #streams = new Map<string, Stream>();
+  readonly #holdMs: number;
 
   constructor(options: SequenceOrdererOptions = {}) {
-    this.#holdGaps = options.holdGaps ?? true;
+    this.#holdMs = options.holdMs ?? 2000;
   }
 
-  /** The messages that are now in order, oldest first: none, this one, or this one and those it unblocked. */
-  accept(message: WebhookMessage): WebhookMessage[] {
+  /** Runs `handle` once the message is in order (or has waited `holdMs`); rejects as `handle` does, counting nothing. */
+  async run(message: WebhookMessage, handle: (message: WebhookMessage) => void | Promise<void>): Promise<void> {
     const sequence = message.delivery.sequence;
-    if (sequence === null) return [message];
-    const stream = streamOf(message);
-    const last = this.#last.get(stream);
-    if (last !== undefined && sequence <= last) return [];
-    if (this.#holdGaps && last !== undefined && sequence > last + 1) {
-      const waiting = this.#waiting.get(stream) ?? [];
-      if (!waiting.some((m) => m.delivery.sequence === sequence)) waiting.push(message);
-      this.#waiting.set(stream, waiting.sort((a, b) => a.delivery.sequence! - b.delivery.sequence!));
-      return [];
+    if (sequence === null) return handle(message);
+    const stream = this.#stream(streamOf(message));
+    if (this.#holdMs > 0 && stream.handled !== 0 && sequence > stream.handled + 1) await this.#waitFor(stream, sequence - 1);
+    const handled = stream.running.then(() => handle(message));
+    stream.running = handled.catch(() => undefined);
+    await handled;
+    stream.handled = Math.max(stream.handled, sequence);
+    for (const wake of stream.waiters) wake();
+  }
+
+  /** Whether a later message of the same service and device was handled already. */
+  isLate(message: WebhookMessage): boolean {
+    const sequence = message.delivery.sequence;
+    return sequence !== null && sequence < (this.#streams.get(streamOf(message))?.handled ?? 0);
+  }
+
+  #stream(key: string): Stream {
+    let stream = this.#streams.get(key);
+    if (!stream) {
+      stream = { handled: 0, running: Promise.resolve(), waiters: new Set() };
+      this.#streams.set(key, stream);
     }
-    this.#last.set(stream, sequence);
-    return [message, ...this.#release(stream, false)];
+    return stream;
   }
 
-  /** How many messages wait for an earlier one. */
-  get waiting(): number {
-    let count = 0;
-    for (const list of this.#waiting.values()) count += list.length;
-    return count;
-  }
-
-  /** Every waiting message in sequence order per service and device, skipping the gaps. */
-  flush(): WebhookMessage[] {
-    return [...this.#waiting.keys()].flatMap((stream) => this.#release(stream, true));
-  }
-
-  #release(stream: string, skipGaps: boolean): WebhookMessage[] {
-    const waiting = this.#waiting.get(stream) ?? [];
-    const released: WebhookMessage[] = [];
-    while (waiting.length > 0 && (skipGaps || waiting[0]!.delivery.sequence === this.#last.get(stream)! + 1)) {
-      const next = waiting.shift()!;
-      this.#last.set(stream, next.delivery.sequence!);
-      released.push(next);
-    }
-    if (waiting.length === 0) this.#waiting.delete(stream);
-    return released;
+  /** Resolves once `sequence` is handled, or after holdMs. */
+  #waitFor(stream: Stream, sequence: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stream.waiters.delete(check);
+        resolve();
+      };
+      const check = () => {
+        if (stream.handled >= sequence) done();
+      };
+      const timer = setTimeout(done, this.#holdMs);
+      stream.waiters.add(check);
+    });
   }
 }

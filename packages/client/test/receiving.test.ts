@@ -47,42 +47,71 @@ describe('Deduplicator.once', () => {
 });
 
 describe('SequenceOrderer', () => {
-  it('hands on in order, holds a message that comes before its predecessor, and drops repeats', () => {
-    const orderer = new SequenceOrderer();
-    expect(sequences(orderer.accept(message('d', 1)))).toEqual([1]);
-    expect(orderer.accept(message('d', 3))).toEqual([]);
-    expect(orderer.waiting).toBe(1);
-    expect(sequences(orderer.accept(message('d', 2)))).toEqual([2, 3]);
-    expect(orderer.accept(message('d', 2))).toEqual([]);
-    expect(orderer.waiting).toBe(0);
+  /** Runs the message through the orderer, recording its sequence when handled. */
+  const runner = (orderer: SequenceOrderer, handled: (number | null)[]) => (m: WebhookMessage, fail?: Error) =>
+    orderer.run(m, () => {
+      if (fail) throw fail;
+      handled.push(m.delivery.sequence);
+    });
+
+  it('handles in order: a message that comes before its predecessor waits for it', async () => {
+    const handled: (number | null)[] = [];
+    const run = runner(new SequenceOrderer(), handled);
+    await run(message('d', 1));
+    const third = run(message('d', 3));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(handled).toEqual([1]);
+    await run(message('d', 2));
+    await third;
+    expect(handled).toEqual([1, 2, 3]);
   });
 
-  it('orders each device on its own, passes messages without a sequence, and flushes across a gap', () => {
-    const orderer = new SequenceOrderer();
-    orderer.accept(message('a', 10));
-    orderer.accept(message('b', 1));
-    expect(orderer.accept(message('a', 13))).toEqual([]);
-    expect(orderer.accept(message('a', 12))).toEqual([]);
-    expect(sequences(orderer.accept(message('b', 2)))).toEqual([2]);
-    expect(sequences(orderer.accept(message('a', null)))).toEqual([null]);
-    expect(sequences(orderer.flush())).toEqual([12, 13]);
-    expect(sequences(orderer.accept(message('a', 14)))).toEqual([14]);
+  it('counts nothing whose handling failed: the server\'s retry is handled, and the next waits for it', async () => {
+    const handled: (number | null)[] = [];
+    const run = runner(new SequenceOrderer(), handled);
+    await run(message('d', 1));
+    await expect(run(message('d', 2), new Error('the database is down'))).rejects.toThrow('the database is down');
+    await run(message('d', 2));
+    await run(message('d', 3));
+    expect(handled).toEqual([1, 2, 3]);
   });
 
-  it('with holdGaps false (one URL of two), hands on across a gap at once and still drops what is older', () => {
-    const pushes = new SequenceOrderer({ holdGaps: false });
-    expect(sequences(pushes.accept(message('d', 1)))).toEqual([1]);
-    // 2 and 3 were events, delivered to the other URL.
-    expect(sequences(pushes.accept(message('d', 4)))).toEqual([4]);
-    expect(pushes.accept(message('d', 4))).toEqual([]);
-    expect(pushes.accept(message('d', 3))).toEqual([]);
-    expect(pushes.waiting).toBe(0);
+  it('handles a message older than one handled (a resend, a recovery), and says it is late', async () => {
+    const orderer = new SequenceOrderer();
+    const handled: (number | null)[] = [];
+    const run = runner(orderer, handled);
+    await run(message('d', 4));
+    await run(message('d', 5));
+    expect(orderer.isLate(message('d', 2))).toBe(true);
+    expect(orderer.isLate(message('d', 6))).toBe(false);
+    await run(message('d', 2));
+    expect(handled).toEqual([4, 5, 2]);
   });
 
-  it('counts each service on its own: the sequence is per service and device', () => {
-    const orderer = new SequenceOrderer();
-    orderer.accept(message('d', 5, 'service-1'));
-    expect(sequences(orderer.accept(message('d', 1, 'service-2')))).toEqual([1]);
-    expect(sequences(orderer.accept(message('d', 6, 'service-1')))).toEqual([6]);
+  it('waits for a gap at most holdMs, then handles across it; holdMs 0 (one URL of two) never waits', async () => {
+    const handled: (number | null)[] = [];
+    const run = runner(new SequenceOrderer({ holdMs: 50 }), handled);
+    await run(message('d', 1));
+    const started = Date.now();
+    await run(message('d', 3));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(handled).toEqual([1, 3]);
+
+    const pushes: (number | null)[] = [];
+    const push = runner(new SequenceOrderer({ holdMs: 0 }), pushes);
+    await push(message('d', 1));
+    await push(message('d', 4));
+    expect(pushes).toEqual([1, 4]);
+  });
+
+  it('orders each service and device on its own, and passes messages without a sequence', async () => {
+    const handled: (number | null)[] = [];
+    const run = runner(new SequenceOrderer(), handled);
+    await run(message('d', 5, 'service-1'));
+    await run(message('d', 1, 'service-2'));
+    await run(message('e', 9, 'service-1'));
+    await run(message('d', null));
+    await run(message('d', 6, 'service-1'));
+    expect(handled).toEqual([5, 1, 9, null, 6]);
   });
 });

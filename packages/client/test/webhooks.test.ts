@@ -138,10 +138,12 @@ describe('deliveries of a sandbox process, verified', () => {
     for (const message of ofFridge) expect(message.delivery.webhookId).toBe(message.messageId);
     const sequences = ofFridge.map((m) => m.delivery.sequence!);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
-    // Handed to the orderer in reverse, they come out in the order they occurred.
+    // Handed to the orderer in reverse, they are handled in the order they occurred.
     const orderer = new SequenceOrderer();
+    const handled: number[] = [];
     const [first, ...rest] = ofFridge;
-    const ordered = [...orderer.accept(first!), ...[...rest].reverse().flatMap((m) => orderer.accept(m))];
-    expect(ordered.map((m) => m.delivery.sequence)).toEqual(sequences);
+    await orderer.run(first!, (m) => void handled.push(m.delivery.sequence!));
+    await Promise.all([...rest].reverse().map((m) => orderer.run(m, () => void handled.push(m.delivery.sequence!))));
+    expect(handled).toEqual(sequences);
   });
 });

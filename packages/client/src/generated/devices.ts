@@ -136,7 +136,7 @@ export type WasherStatus = Array<{
     totalHour?: number;
     totalMinute?: number;
   };
-  error?: "DOOR_OPEN_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "LOCKED_MOTOR_ERROR" | "WATER_DRAIN_ERROR" | "UNABLE_TO_LOCK_ERROR" | "OVERFILL_ERROR" | "WATER_SUPPLY_ERROR";
+  error?: "DOOR_OPEN_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "LOCKED_MOTOR_ERROR" | "WATER_DRAIN_ERROR" | "UNABLE_TO_LOCK_ERROR" | "OVERFILL_ERROR" | "WATER_SUPPLY_ERROR" | null;
 }>;
 /** A control command for a DEVICE_WASHER: writable properties plus the addressing keys of the entry it targets. */
 export type WasherControl = {
@@ -192,7 +192,7 @@ export type DryerStatus = {
     totalHour?: number;
     totalMinute?: number;
   };
-  error?: "DOOR_SENSOR_ERROR" | "COMPRESSOR_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "DRAINMOTOR_ERROR" | "EMPTY_WATER_ALERT_ERROR" | "MOTOR_LOCK_ERROR" | "DOOR_OPEN_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "DOOR_LOCK_ERROR" | "NO_FILTER_ERROR";
+  error?: "DOOR_SENSOR_ERROR" | "COMPRESSOR_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "DRAINMOTOR_ERROR" | "EMPTY_WATER_ALERT_ERROR" | "MOTOR_LOCK_ERROR" | "DOOR_OPEN_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "DOOR_LOCK_ERROR" | "NO_FILTER_ERROR" | null;
 };
 /** A control command for a DEVICE_DRYER: writable properties plus the addressing keys of the entry it targets. */
 export type DryerControl = {
@@ -592,7 +592,7 @@ export type RobotCleanerStatus = {
     absoluteHourToStart?: number;
     absoluteMinuteToStart?: number;
   };
-  error?: "RIGHT_WHEEL_ERROR" | "MOVE_ERROR" | "UNKNOWN_ERROR" | "NO_DUST_BIN_ERROR" | "BLOCK_ERROR" | "BRUSH_ERROR" | "MOP_ERROR" | "CLIFF_ERROR" | "SUCTION_BLOCKED_ERROR";
+  error?: "RIGHT_WHEEL_ERROR" | "MOVE_ERROR" | "UNKNOWN_ERROR" | "NO_DUST_BIN_ERROR" | "BLOCK_ERROR" | "BRUSH_ERROR" | "MOP_ERROR" | "CLIFF_ERROR" | "SUCTION_BLOCKED_ERROR" | null;
 };
 /** A control command for a DEVICE_ROBOT_CLEANER: writable properties plus the addressing keys of the entry it targets. */
 export type RobotCleanerControl = {
@@ -752,7 +752,7 @@ export type DishWasherStatus = {
   remoteControlEnable?: {
     remoteControlEnabled?: boolean;
   };
-  error?: "HEATER_CIRCUIT_ERROR" | "BUBBLE_ERROR" | "WATER_LEAKAGE_ERROR" | "MOTOR_ERROR" | "WATER_SUPPLY_ERROR" | "WATER_DRAIN_ERROR" | "TEMPERATURE_SENSOR_ERROR";
+  error?: "HEATER_CIRCUIT_ERROR" | "BUBBLE_ERROR" | "WATER_LEAKAGE_ERROR" | "MOTOR_ERROR" | "WATER_SUPPLY_ERROR" | "WATER_DRAIN_ERROR" | "TEMPERATURE_SENSOR_ERROR" | null;
 };
 /** A control command for a DEVICE_DISH_WASHER: writable properties plus the addressing keys of the entry it targets. */
 export type DishWasherControl = {
@@ -807,7 +807,7 @@ export type StylerStatus = {
     totalHour?: number;
     totalMinute?: number;
   };
-  error?: "NEED_WATER_DRAIN" | "DOOR_CLOSE_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "WATER_LEAKS_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "STEAM_HEAT_ERROR" | "LE_ERROR" | "LE2_ERROR" | "DOOR_OPEN_ERROR" | "NEED_WATER_REPLENISHMENT";
+  error?: "NEED_WATER_DRAIN" | "DOOR_CLOSE_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "WATER_LEAKS_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "STEAM_HEAT_ERROR" | "LE_ERROR" | "LE2_ERROR" | "DOOR_OPEN_ERROR" | "NEED_WATER_REPLENISHMENT" | null;
 };
 /** A control command for a DEVICE_STYLER: writable properties plus the addressing keys of the entry it targets. */
 export type StylerControl = {
@@ -1020,7 +1020,7 @@ export type WashtowerWasherStatus = Array<{
     totalHour?: number;
     totalMinute?: number;
   };
-  error?: "TEMPERATURE_SENSOR_ERROR" | "WATER_SUPPLY_ERROR" | "LOCKED_MOTOR_ERROR" | "DOOR_OPEN_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "OVERFILL_ERROR" | "POWER_FAIL_ERROR" | "UNABLE_TO_LOCK_ERROR" | "WATER_DRAIN_ERROR";
+  error?: "TEMPERATURE_SENSOR_ERROR" | "WATER_SUPPLY_ERROR" | "LOCKED_MOTOR_ERROR" | "DOOR_OPEN_ERROR" | "WATER_LEVEL_SENSOR_ERROR" | "OUT_OF_BALANCE_ERROR" | "OVERFILL_ERROR" | "POWER_FAIL_ERROR" | "UNABLE_TO_LOCK_ERROR" | "WATER_DRAIN_ERROR" | null;
 }>;
 /** A control command for a DEVICE_WASHTOWER_WASHER: writable properties plus the addressing keys of the entry it targets. */
 export type WashtowerWasherControl = {
@@ -1080,7 +1080,7 @@ export type WashtowerDryerStatus = {
     totalHour?: number;
     totalMinute?: number;
   };
-  error?: "DRAINMOTOR_ERROR" | "COMPRESSOR_ERROR" | "DOOR_LOCK_ERROR" | "MOTOR_LOCK_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "FAN_MOTOR_ERROR" | "DOOR_SENSOR_ERROR" | "DOOR_OPEN_ERROR" | "NO_FILTER_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "EMPTY_WATER_ALERT_ERROR";
+  error?: "DRAINMOTOR_ERROR" | "COMPRESSOR_ERROR" | "DOOR_LOCK_ERROR" | "MOTOR_LOCK_ERROR" | "HIGH_TEMPERATURE_DETECTION_ERROR" | "FAN_MOTOR_ERROR" | "DOOR_SENSOR_ERROR" | "DOOR_OPEN_ERROR" | "NO_FILTER_ERROR" | "TEMPERATURE_SENSOR_ERROR" | "EMPTY_WATER_ALERT_ERROR" | null;
 };
 /** A control command for a DEVICE_WASHTOWER_DRYER: writable properties plus the addressing keys of the entry it targets. */
 export type WashtowerDryerControl = {
