@@ -104,8 +104,9 @@ export class ApplianceCloud {
   }
 
   /** `GET /devices/{id}`: the device's full current status. */
-  async getStatus<T extends DeviceType = DeviceType>(deviceId: string, options?: CallOptions): Promise<StatusOf<T>> {
-    return (await this.getStatusWithVersion<T>(deviceId, options)).status;
+  getStatus<T extends DeviceType = DeviceType>(deviceId: string, options?: CallOptions): Promise<StatusOf<T>> {
+    // Not through getStatusWithVersion: a proxy that drops the ETag does not make the status unreadable.
+    return this.#call({ method: 'GET', path: `/devices/${encodeURIComponent(deviceId)}` }, options);
   }
 
   /** `GET /devices/{id}` with the status version of its `ETag`. */

@@ -5,9 +5,10 @@ export { ERROR_CODE_NAMES, type ApiErrorCode };
 
 /**
  * Codes the client gives failures that never reached an answer from the server: a timeout, a network
- * failure, or an answer that is not the interface's envelope (a proxy's error page, say).
+ * failure, an answer that is not the interface's envelope (a proxy's error page, say), or the
+ * `tokenProvider` failing (its error as `cause`: an `OAuthError` `invalid_grant` once the owner unlinked).
  */
-export type ClientErrorCode = 'TIMEOUT' | 'NETWORK' | 'BAD_RESPONSE';
+export type ClientErrorCode = 'TIMEOUT' | 'NETWORK' | 'BAD_RESPONSE' | 'TOKEN';
 
 /** Any code an {@link ApplianceCloudError} carries; a newer server may answer codes this version does not name. */
 export type ErrorCode = ApiErrorCode | ClientErrorCode | (string & {});

@@ -60,8 +60,11 @@ function retryDelay(request: Request, error: ApplianceCloudError, attempt: numbe
   if (error.code === '1306' || error.httpStatus === 429) {
     // Retry-After is honoured as asked; a wait longer than the client allows is the caller's decision.
     const ms = (error.retryAfterSeconds ?? 1) * 1000;
-    return ms <= maxDelayMs ? ms : null;
+    // Up to a fifth more, never less: calls refused in the same second do not all come back in the same millisecond.
+    return ms <= maxDelayMs ? Math.min(ms * (1 + Math.random() / 5), maxDelayMs) : null;
   }
+  // A server shutting down refuses every request before any route runs, and asks for it again: safe for any method.
+  if (error.code === '2000' && error.httpStatus === 503) return NETWORK_RETRY_DELAYS_MS[Math.min(attempt, NETWORK_RETRY_DELAYS_MS.length - 1)]!;
   // A read is safe to send again; a control or subscription might have been applied before the failure.
   if (error.code === 'NETWORK' && request.method === 'GET') return NETWORK_RETRY_DELAYS_MS[Math.min(attempt, NETWORK_RETRY_DELAYS_MS.length - 1)]!;
   return null;
@@ -87,9 +90,11 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
     // A provider may refresh over the network (oauth.refreshingTokenProvider): waiting for it is part of the attempt.
     token = await abortable(settings.accessToken(), signal);
   } catch (error) {
-    // The provider's own failure (an OAuthError, say) is the caller's to see as it is.
-    if (!signal.aborted) throw error;
-    return failed(error);
+    if (signal.aborted) return failed(error);
+    // fetch's own failure (the authorization server unreachable) is the network's: a read is tried again.
+    if (error instanceof TypeError) return failed(error);
+    const message = `${request.method} ${request.path}: the token provider failed: ${error instanceof Error ? error.message : String(error)}`;
+    return { ok: false, error: new ApplianceCloudError({ code: 'TOKEN', message, messageId, cause: error }) };
   }
   const headers: Record<string, string> = {
     authorization: `Bearer ${token}`,

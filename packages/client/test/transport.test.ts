@@ -152,6 +152,50 @@ describe('network failures, timeouts and aborts', () => {
   });
 });
 
+describe('a server shutting down, a proxy that drops the ETag, a token provider that fails', () => {
+  let server: Server;
+  let url: string;
+  const seen: string[] = [];
+  const envelope = (body: object) => JSON.stringify({ messageId: 'm', timestamp: 't', ...body });
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      // Each path's first request is refused as a draining server refuses it; the next is answered, without an ETag.
+      if (seen.filter((line) => line === `${request.method} ${request.url}`).length === 1) {
+        return void response.writeHead(503, { 'content-type': 'application/json' }).end(envelope({ error: { code: '2000', message: 'The server is shutting down: send the request again.' } }));
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end(envelope({ response: { runState: { currentState: 'INITIAL' } } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => server.close());
+
+  it('sends any request again after a 503 2000, which the server refuses before acting: a control too', async () => {
+    const client = new ApplianceCloud({ baseUrl: url, ...CREDENTIALS });
+    expect(await client.control('fan', {})).toEqual({ runState: { currentState: 'INITIAL' } });
+    expect(seen.filter((line) => line === 'POST /devices/fan')).toHaveLength(2);
+  });
+
+  it('reads a status whose ETag a proxy dropped; only the versioned read needs it', async () => {
+    const client = new ApplianceCloud({ baseUrl: url, ...CREDENTIALS });
+    expect(await client.getStatus('washer')).toEqual({ runState: { currentState: 'INITIAL' } });
+    const error = await client.getStatusWithVersion('washer').catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, 'BAD_RESPONSE')).toBe(true);
+  });
+
+  it('throws the token provider\'s failure as an ApplianceCloudError TOKEN carrying it, and sends nothing', async () => {
+    const { accessToken: _, ...credentials } = CREDENTIALS;
+    const cause = new Error('invalid_grant: the grant was revoked');
+    const before = seen.length;
+    const error = await new ApplianceCloud({ baseUrl: url, ...credentials, tokenProvider: () => Promise.reject(cause) }).getUser().catch((e: unknown) => e);
+    expect(isApplianceCloudError(error, 'TOKEN')).toBe(true);
+    expect(error).toMatchObject({ cause, message: expect.stringContaining('invalid_grant') });
+    expect(seen.length).toBe(before);
+  });
+});
+
 describe('redirects: the interface never answers 3xx (DESIGN A.3), so one is refused and not followed', () => {
   let elsewhere: Server;
   let front: Server;
