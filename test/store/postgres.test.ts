@@ -166,6 +166,19 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         }
       });
 
+      it("run past the pool's statement_timeout: an index over a large outbox takes what it takes", async () => {
+        const slow = await createTestDatabase(adminUrl);
+        try {
+          const pool = openPool(`${slow.url}${slow.url.includes('?') ? '&' : '?'}statement_timeout=100`);
+          const applied = await migrate(Sql.over(pool), [{ version: 1, name: '001_slow.sql', sql: 'SELECT pg_sleep(0.3)' }], 0);
+          await expect(Sql.over(pool).run('SELECT pg_sleep(0.3)')).rejects.toThrow(/statement timeout/);
+          await pool.end();
+          expect(applied).toEqual([1]);
+        } finally {
+          await slow.drop();
+        }
+      });
+
       it("003 on an outbox written under 002: each queue's first open message is claimed, then the next", async () => {
         const old = await createTestDatabase(adminUrl);
         try {
