@@ -194,13 +194,15 @@ async function markDeviceListLoaded(sql: Sql, serviceId: string, userNumber: str
 /**
  * Deleting the connection cascades to the pair's subscriptions; outbox rows have no link to it. The
  * owner's consent goes in the same transaction, so that no consent outlives its connection or is
- * lost to one made between the two.
+ * lost to one made between the two. The connection row goes first: a consent being saved holds it
+ * (saveDeviceShare), so this waits for that consent and then deletes its share too.
  */
 async function disconnect(sql: Sql, serviceId: string, userNumber: string, at: number): Promise<boolean> {
   return sql.transaction(async (tx) => {
+    const deleted = (await tx.run('DELETE FROM connections WHERE service_id = $1 AND user_number = $2', serviceId, userNumber)) === 1;
     await revokeTokens(tx, 'service_id = $2 AND user_number = $3', [serviceId, userNumber], at);
     await deleteShare(tx, serviceId, userNumber);
-    return (await tx.run('DELETE FROM connections WHERE service_id = $1 AND user_number = $2', serviceId, userNumber)) === 1;
+    return deleted;
   });
 }
 

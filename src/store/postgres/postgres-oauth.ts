@@ -62,6 +62,14 @@ export function postgresOAuth(sql: Sql): OAuthArea {
 
     async saveDeviceShare(share) {
       await sql.transaction(async (tx) => {
+        // The pair's connection row first, locked (a no-op update when it exists), as disconnect takes it
+        // first: a consent and an unlink at once then go one after the other, never leaving a share
+        // without its connection.
+        await tx.run(
+          `INSERT INTO connections (service_id, user_number, created_at) VALUES ($1, $2, $3)
+           ON CONFLICT (service_id, user_number) DO UPDATE SET created_at = connections.created_at`,
+          share.serviceId, share.userNumber, share.createdAt,
+        );
         const earlier = await tx.one<{ grantId: string }>(
           'SELECT grant_id AS "grantId" FROM device_shares WHERE service_id = $1 AND user_number = $2 FOR UPDATE',
           share.serviceId,
@@ -72,10 +80,6 @@ export function postgresOAuth(sql: Sql): OAuthArea {
           `INSERT INTO device_shares (service_id, user_number, grant_id, scopes, device_ids, created_at) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (service_id, user_number) DO UPDATE SET grant_id = excluded.grant_id, scopes = excluded.scopes, device_ids = excluded.device_ids`,
           share.serviceId, share.userNumber, share.grantId, share.scopes, share.deviceIds, share.createdAt,
-        );
-        await tx.run(
-          'INSERT INTO connections (service_id, user_number, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-          share.serviceId, share.userNumber, share.createdAt,
         );
       });
     },

@@ -80,6 +80,28 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
     return order;
   }
 
+  describe('a consent and an unlink of the same pair at once', () => {
+    it('go one after the other: the unlink waits for the consent and takes its share with the connection', async () => {
+      await addService(a, 'S1');
+      await addUser(a, 'U1');
+      await connect(a, 'S1', 'U1');
+      // The consent sleeps at its commit, after all its statements: the unlink comes meanwhile.
+      await side((c) =>
+        c.query(`CREATE FUNCTION fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
+                 CREATE CONSTRAINT TRIGGER fault AFTER INSERT ON device_shares DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fault()`),
+      );
+      try {
+        const consenting = a.saveDeviceShare({ serviceId: 'S1', userNumber: 'U1', grantId: 'G1', scopes: ['devices'], deviceIds: null, createdAt: T0 + 1 });
+        await expect.poll(() => waiting('PgSleep')).toBe(1);
+        const unlinking = b.disconnect('S1', 'U1', T0 + 2);
+        await Promise.all([consenting, unlinking]);
+      } finally {
+        await side((c) => c.query('DROP TRIGGER IF EXISTS fault ON device_shares'));
+      }
+      expect([await a.getDeviceShare('S1', 'U1'), await a.getConnection('S1', 'U1')]).toEqual([undefined, undefined]);
+    });
+  });
+
   describe('lock order', () => {
     it('a claim giving queues their heads while a report holds one of those queues: neither waits for the other in a cycle', async () => {
       // D1's queues of S1 and S2: their heads delivered with more behind them, so both are headless.
