@@ -79,7 +79,11 @@ export class GroupCommit {
     }
   }
 
-  /** Each work in its own savepoint (its `sql.write`), so that one that fails rolls back alone. */
+  /**
+   * Each work in its own savepoint (its `sql.write`), so that one that fails rolls back alone. An
+   * error that ended the whole transaction (SQLITE_FULL, an I/O error) refuses the whole group: the
+   * works after it would each commit on their own, though the group is then refused.
+   */
   #each(batch: Pending[]): Outcome[] {
     this.#sql.group = {};
     return this.#sql.write(() =>
@@ -87,6 +91,7 @@ export class GroupCommit {
         try {
           return { ok: true, value: item.work() };
         } catch (error) {
+          if (!this.#sql.db.inTransaction) throw error;
           return { ok: false, error };
         }
       }),

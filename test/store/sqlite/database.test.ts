@@ -92,6 +92,19 @@ describe('GroupCommit', () => {
     expect(sql.all('SELECT x FROM t ORDER BY x')).toEqual([{ x: 1 }, { x: 3 }]);
     sql.db.close();
   });
+
+  it('refuses the whole group when an error rolled the whole transaction back (disk full): none of it commits', async () => {
+    const sql = new Sql(openSqliteDatabase(join(dir, 'full.db')));
+    sql.db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY, body TEXT)');
+    // The file may grow by two pages: a work writing more meets SQLITE_FULL, which ends the transaction.
+    sql.db.pragma(`max_page_count = ${Number(sql.db.pragma('page_count', { simple: true })) + 2}`);
+    const group = new GroupCommit(sql);
+    const insert = (x: number, body: string) => () => sql.write(() => sql.run('INSERT INTO t (x, body) VALUES (?, ?)', x, body));
+    const results = await Promise.allSettled([group.run(insert(1, 'a')), group.run(insert(2, 'x'.repeat(100_000))), group.run(insert(3, 'c'))]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(sql.all('SELECT x FROM t')).toEqual([]);
+    sql.db.close();
+  });
 });
 
 describe('migrations', () => {
