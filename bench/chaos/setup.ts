@@ -159,7 +159,8 @@ export async function runSetup(setup: SetupName, settings: ChaosSettings, cleanu
   await Promise.all(devices.map((device) => device.close()));
   record('load stopped; draining the outbox');
 
-  const drained = await drain(nodes[0]!.url, world.serviceId, settings.drainTimeoutS * 1000);
+  const allArrived = () => account(load.accepted, receiver.arrivals).lost.length === 0;
+  const drained = await drain(nodes[0]!.url, world.serviceId, settings.drainTimeoutS * 1000, allArrived);
   const accounting = account(load.accepted, receiver.arrivals);
   const lostReports = await examineLost(nodes[0]!.url, world.serviceId, accounting.lost.slice(0, LOST_EXAMINED), started, events);
   await Promise.all(nodes.map((node) => node.stop()));
@@ -252,13 +253,18 @@ async function messages(nodeUrl: string, serviceId: string, query: string): Prom
   return ok(answer, 'list messages');
 }
 
-/** Waits until no message is pending or delivering, twice a second apart (a report in flight may still add one). */
-async function drain(nodeUrl: string, serviceId: string, timeoutMs: number): Promise<{ undrained: number; failedMessages: number }> {
+/**
+ * Waits until no message is pending or delivering, twice a second apart (a report in flight may still
+ * add one), and every accepted report has arrived: reports a broker took while the node holding the
+ * device stream was down reach the outbox only once a node holds it again (its lease runs out 3 s
+ * after the kill). What has not arrived by the timeout is lost.
+ */
+async function drain(nodeUrl: string, serviceId: string, timeoutMs: number, allArrived: () => boolean): Promise<{ undrained: number; failedMessages: number }> {
   const deadline = Date.now() + timeoutMs;
   let quiet = 0;
   for (;;) {
     const open = (await messages(nodeUrl, serviceId, 'status=pending')).length + (await messages(nodeUrl, serviceId, 'status=delivering')).length;
-    quiet = open === 0 ? quiet + 1 : 0;
+    quiet = open === 0 && allArrived() ? quiet + 1 : 0;
     if (quiet === 2 || Date.now() > deadline) return { undrained: open, failedMessages: (await messages(nodeUrl, serviceId, 'status=failed')).length };
     await sleep(1000);
   }
