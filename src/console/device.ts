@@ -6,7 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { listProperties, listWritable, parsedProfile, valueAt } from '../catalog/index.js';
+import { ERROR_KEY } from '../catalog/status.js';
 import type { DeviceStatus, ParsedProfile } from '../catalog/types.js';
+import { isObject } from '../catalog/values.js';
 import { actionsFor } from '../sim/actions.js';
 import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../sim/time-scale.js';
 import type { Device } from '../core/model.js';
@@ -23,14 +25,24 @@ function show(value: unknown): string {
   return value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** The live part of the page: connection, version and every readable value. */
+/** The error codes the status shows now (LG's `error`), each with its location for a device with locations. */
+function errorsShown(status: DeviceStatus): string[] {
+  return (Array.isArray(status) ? status : [status]).flatMap((entry) => {
+    const code = entry[ERROR_KEY];
+    if (typeof code !== 'string') return [];
+    const location = isObject(entry.location) ? entry.location.locationName : undefined;
+    return [typeof location === 'string' ? `${location}: ${code}` : code];
+  });
+}
+
+/** The live part of the page: connection, version, the device's error and every readable value. */
 export function statusPanel(profile: ParsedProfile, state: { version: number; online: boolean; status: DeviceStatus }): Html {
   const { status } = state;
   const rows = listProperties(profile).filter((p) => p.property.readable).map((item) => html`<tr>
 <td><code>${item.path}</code></td><td data-path="${item.path}">${show(valueAt(status, item))}</td>
 <td class="muted">${item.property.writable ? 'read/write' : 'read-only'}</td></tr>`);
   return html`<p>${state.online ? html`<span class="badge ok">online</span>` : html`<span class="badge bad">offline</span>`}
-<span class="muted">status version</span> <strong id="version">${state.version}</strong></p>
+${errorsShown(status).map((error) => html`<span class="badge bad" data-error>error ${error}</span> `)}<span class="muted">status version</span> <strong id="version">${state.version}</strong></p>
 <div class="scroll"><table><thead><tr><th>property</th><th>value</th><th>access</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
