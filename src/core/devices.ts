@@ -15,7 +15,7 @@ import type { StatusChange } from '../store/areas/devices.js';
 import type { Page } from '../store/areas/overview.js';
 import type { LookupCache } from './cache.js';
 import type { DeviceChannel } from './channel.js';
-import { DeviceInputRefused, DeviceNotRegistered, StatusMoved } from './errors.js';
+import { DeviceInputRefused, DeviceNotRegistered, StatusMoved, StreamLost } from './errors.js';
 import { KeyedLock } from './lock.js';
 
 const WASHTOWER_HALVES = new Set(['DEVICE_WASHTOWER_WASHER', 'DEVICE_WASHTOWER_DRYER']);
@@ -241,14 +241,21 @@ export class Devices {
    * whose secret hash is `registration` (the device's connection was admitted with it), else the one
    * known now. One gone by then (the id unregistered, maybe registered again) rejects them all with
    * DeviceNotRegistered.
+   *
+   * `consuming` says whether the node still consumes the device stream they came on (external
+   * broker): once it does not, they are not stored (StreamLost) but left to the node that does. It is
+   * asked after each read of the status they are worked out from, and the write stores them only on
+   * that version: so a report this node took before losing the stream is never merged over what the
+   * next holder stored since (it gets the same reports again from the broker).
    */
-  async reports(deviceId: string, reports: unknown[], registration?: string): Promise<(DeviceState | DeviceInputRefused)[]> {
+  async reports(deviceId: string, reports: unknown[], registration?: string, consuming?: () => boolean): Promise<(DeviceState | DeviceInputRefused)[]> {
     const device = await this.known(deviceId);
     const profile = parsedProfile(this.modelOf(device));
     const valid = reports.map((report) => validateReport(profile, report));
     return this.lock.run(deviceId, () =>
       whileStatusMoves(async () => {
         const read = await this.state(deviceId);
+        if (consuming && !consuming()) throw new StreamLost(deviceId);
         let state = read;
         const changes: StatusChange[] = [];
         // Each state as it will be once stored, but for its version: the store's, counted back from the last.
@@ -282,23 +289,28 @@ export class Devices {
 
   /**
    * A notification the device raised: must be one of its profile's push codes, else 1102. Recorded
-   * only for the registration it came for, as `reports` stores reports (`registration` as it takes it).
+   * only for the registration it came for, as `reports` stores reports (`registration` and
+   * `consuming` as it takes them). A push has no version to store it on: `consuming` is asked just
+   * before the write, and one already sent when the stream goes to another node may be recorded twice.
    */
-  async push(deviceId: string, pushCode: unknown, registration?: string): Promise<void> {
+  async push(deviceId: string, pushCode: unknown, registration?: string, consuming?: () => boolean): Promise<void> {
     const device = await this.known(deviceId);
     const { pushCodes } = parsedProfile(this.modelOf(device));
     if (typeof pushCode !== 'string' || !pushCodes.includes(pushCode)) {
       const allowed = pushCodes.length ? pushCodes.join(', ') : 'none (this model raises no notifications)';
       throw new DeviceInputRefused(`pushCode must be one of ${allowed}; got ${JSON.stringify(pushCode)}.`);
     }
+    if (consuming && !consuming()) throw new StreamLost(deviceId);
     await this.deps.store.recordPush(deviceId, pushCode, this.deps.clock.now(), registration ?? device.secretHash);
   }
 
   /**
    * Changed only on the registration whose secret hash is `registration` (the device's connection was
    * admitted with it), else on the one registered when it is stored; one gone rejects with DeviceNotRegistered.
+   * `consuming` as `push` takes it.
    */
-  async setConnection(deviceId: string, online: boolean, registration?: string): Promise<void> {
+  async setConnection(deviceId: string, online: boolean, registration?: string, consuming?: () => boolean): Promise<void> {
+    if (consuming && !consuming()) throw new StreamLost(deviceId);
     const known = await this.deps.store.setOnline(deviceId, online, registration);
     await this.lookups.deviceChanged(deviceId);
     if (!known) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);

@@ -29,3 +29,15 @@ export class StatusMoved extends ApiError {
     super('2000', `The status of device ${deviceId} changed while a change was being stored.`);
   }
 }
+
+/**
+ * The node stopped consuming the device stream a message came on (its lease ran out, or another node
+ * took the stream over) before the message was stored: nothing was stored, and the message is left
+ * unacknowledged for the node that consumes the stream now, which gets it again from the broker.
+ * Stored here, an old report could be merged over the newer ones that node stored meanwhile.
+ */
+export class StreamLost extends ApiError {
+  constructor(deviceId: string) {
+    super('2000', `This node no longer consumes the device stream; the message of device ${deviceId} is left to the node that does.`);
+  }
+}

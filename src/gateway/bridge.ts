@@ -17,7 +17,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type MqttClient } from 'mqtt';
-import { DeviceInputRefused, DeviceNotRegistered } from '../core/errors.js';
+import { DeviceInputRefused, DeviceNotRegistered, StreamLost } from '../core/errors.js';
 import { KeyedLock } from '../core/lock.js';
 import { decodeCommandResult, decodeConnection, decodePush, decodeReport, type CommandResult } from '../device-protocol/codec.js';
 import { parseTopic, type DeviceTopic } from '../device-protocol/topics.js';
@@ -27,17 +27,20 @@ import type { Metrics } from '../metrics.js';
 import { answerOnce, guard, type FaultReporting } from './guard.js';
 import type { GatewayLogger } from './logger.js';
 
-/** What the bridge asks of Devices. */
+/**
+ * What the bridge asks of Devices. `consuming`, when given, says whether this node still consumes
+ * the device stream the message came on: once it does not, nothing is stored (StreamLost).
+ */
 export interface DeviceSink {
   /**
    * Per report in order, what became of it: a refusal (DeviceInputRefused) or anything else once
    * stored; stored only on the registration whose secret hash is `registration`, when given.
    */
-  reports(deviceId: string, reports: unknown[], registration?: string): Promise<unknown[]>;
+  reports(deviceId: string, reports: unknown[], registration?: string, consuming?: () => boolean): Promise<unknown[]>;
   /** Recorded only for the registration whose secret hash is `registration`, when given. */
-  push(deviceId: string, pushCode: unknown, registration?: string): Promise<void>;
+  push(deviceId: string, pushCode: unknown, registration?: string, consuming?: () => boolean): Promise<void>;
   /** Changed only on the registration whose secret hash is `registration`, when given. */
-  setConnection(deviceId: string, online: boolean, registration?: string): Promise<void>;
+  setConnection(deviceId: string, online: boolean, registration?: string, consuming?: () => boolean): Promise<void>;
 }
 
 /** Where command results go (the command channel). */
@@ -165,7 +168,7 @@ export class Bridge {
    * their turn comes: what a device sends while its last reports are being stored shares one write,
    * when admitted for the same registration.
    */
-  private readonly waiting = new Map<string, { payloads: Buffer[]; registration: string | undefined; handled: Promise<Outcome[]> }>();
+  private readonly waiting = new Map<string, { payloads: Buffer[]; from: Source; handled: Promise<Outcome[]> }>();
   private readonly inFlight = new Set<Promise<Outcome>>();
 
   constructor(private readonly deps: BridgeDeps) {}
@@ -177,8 +180,9 @@ export class Bridge {
    * `registration` is the secret hash the device's connection was admitted with (the embedded
    * broker's): its reports, pushes and connection flags are stored on that registration only, else
    * dropped as from a device not registered. Without it, the registration known when the message is handled.
+   * `consuming` is the device stream's (see DeviceSink): a message handled after it turned false is not stored.
    */
-  take(topic: string, payload: Buffer | string, retained: boolean, registration?: string): Promise<Outcome> | null {
+  take(topic: string, payload: Buffer | string, retained: boolean, registration?: string, consuming?: () => boolean): Promise<Outcome> | null {
     if (this.stopping) return null;
     const parsed = parseTopic(topic);
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
@@ -193,12 +197,13 @@ export class Bridge {
       if (connection.ok && !connection.value.online) this.deps.results.offline(parsed.deviceId);
     }
     let work: Promise<Outcome>;
-    if (parsed.kind === 'state') work = this.queueReport(parsed, bytes, registration);
+    const from: Source = { registration, consuming };
+    if (parsed.kind === 'state') work = this.queueReport(parsed, bytes, from);
     else {
       // A report taken after this message is handled after it: no earlier batch may take it.
       this.waiting.delete(parsed.deviceId);
       // A result too waits for what the device sent before it, which Devices stores while the control waits.
-      work = this.order.run(parsed.deviceId, () => (parsed.kind === 'command/result' ? this.settleInTurn(parsed, bytes) : this.handle(parsed, bytes, registration)));
+      work = this.order.run(parsed.deviceId, () => (parsed.kind === 'command/result' ? this.settleInTurn(parsed, bytes) : this.handle(parsed, bytes, from)));
     }
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
@@ -238,18 +243,18 @@ export class Bridge {
     }
   }
 
-  /** Joins the device's waiting batch of reports of the same registration, or starts one that waits for the device's turn. */
-  private queueReport(topic: DeviceTopic, payload: Buffer, registration: string | undefined): Promise<Outcome> {
+  /** Joins the device's waiting batch of reports from the same source, or starts one that waits for the device's turn. */
+  private queueReport(topic: DeviceTopic, payload: Buffer, from: Source): Promise<Outcome> {
     const { deviceId } = topic;
     let batch = this.waiting.get(deviceId);
-    if (!batch || batch.registration !== registration) {
+    if (!batch || batch.from.registration !== from.registration || batch.from.consuming !== from.consuming) {
       const payloads: Buffer[] = [];
       const handled = this.order.run(deviceId, () => {
         // Its turn: the reports taken from now on wait for the next one.
         if (this.waiting.get(deviceId)?.payloads === payloads) this.waiting.delete(deviceId);
-        return this.handleReports(topic, payloads, registration);
+        return this.handleReports(topic, payloads, from);
       });
-      batch = { payloads, registration, handled };
+      batch = { payloads, from, handled };
       this.waiting.set(deviceId, batch);
     }
     const index = batch.payloads.push(payload) - 1;
@@ -257,13 +262,13 @@ export class Bridge {
   }
 
   /** Never rejects: whatever a device sends, the bridge goes on. Refusals stand alone; a failure fails them all. */
-  private async handleReports(topic: DeviceTopic, payloads: Buffer[], registration: string | undefined): Promise<Outcome[]> {
+  private async handleReports(topic: DeviceTopic, payloads: Buffer[], from: Source): Promise<Outcome[]> {
     let refused: (Outcome | null)[] = [];
     try {
       const decoded = payloads.map((payload) => decodeReport(payload));
       refused = decoded.map((report) => (report.ok ? null : this.reject(topic, report.problem)));
       const accepted = decoded.flatMap((report) => (report.ok ? [report.value] : []));
-      const results = accepted.length ? await this.deps.devices.reports(topic.deviceId, accepted, registration) : [];
+      const results = accepted.length ? await this.deps.devices.reports(topic.deviceId, accepted, from.registration, from.consuming) : [];
       let next = 0;
       return refused.map((outcome) => {
         if (outcome) return outcome;
@@ -277,18 +282,18 @@ export class Bridge {
   }
 
   /** Never throws: whatever a device sends, the bridge goes on. */
-  private async handle(topic: DeviceTopic, payload: Buffer, registration: string | undefined): Promise<Outcome> {
+  private async handle(topic: DeviceTopic, payload: Buffer, { registration, consuming }: Source): Promise<Outcome> {
     const { devices, logger } = this.deps;
     const { deviceId } = topic;
     try {
       if (topic.kind === 'push') {
         const push = decodePush(payload);
         if (!push.ok) return this.reject(topic, push.problem);
-        await devices.push(deviceId, push.value.pushCode, registration);
+        await devices.push(deviceId, push.value.pushCode, registration, consuming);
       } else if (topic.kind === 'connection') {
         const connection = decodeConnection(payload);
         if (!connection.ok) return this.reject(topic, connection.problem);
-        await devices.setConnection(deviceId, connection.value.online, registration);
+        await devices.setConnection(deviceId, connection.value.online, registration, consuming);
         logger.debug({ deviceId, online: connection.value.online }, 'Device connection changed');
       }
       return 'handled';
@@ -303,6 +308,10 @@ export class Bridge {
     if (error instanceof DeviceNotRegistered) {
       this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind }, 'MQTT message from a device that is not registered; ignored');
       return 'handled';
+    }
+    if (error instanceof StreamLost) {
+      this.deps.logger.warn({ deviceId: topic.deviceId, kind: topic.kind }, 'MQTT message left unstored: another node consumes the device stream now');
+      return 'failed';
     }
     return this.fail(topic, error);
   }
@@ -320,6 +329,12 @@ export class Bridge {
     this.deps.metrics?.reportsFailed.inc({ source: 'mqtt' });
     return 'failed';
   }
+}
+
+/** Where a message comes from, as `take` takes it. */
+interface Source {
+  registration: string | undefined;
+  consuming: (() => boolean) | undefined;
 }
 
 /** A subscription of one of the cloud's connections that feeds the bridge; `stop()` ends it. */
@@ -343,9 +358,9 @@ const NOT_TAKEN = new Error('the bridge has stopped');
  * arrives to the bridge. A QoS 1 message is acknowledged only once it is handled: mqtt.js sends the
  * PUBACK when `handleMessage` calls back, and reads the next message only then. One that could not
  * be handled is not acknowledged: the connection is dropped instead, and on reconnection a
- * persistent session gets it again from the broker.
+ * persistent session gets it again from the broker. `consuming`: the device stream's, as `take` takes it.
  */
-export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: string[], reporting: FaultReporting): Promise<Consumer> {
+export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: string[], reporting: FaultReporting, consuming?: () => boolean): Promise<Consumer> {
   let stopped = false;
   /** mqtt.js hands over one message at a time: the one being handled, settled once it is answered. */
   let inHand: Promise<void> | null = null;
@@ -370,7 +385,7 @@ export async function consumeFrom(client: MqttClient, bridge: Bridge, filters: s
       'handleMessage',
       { topic: packet.topic },
       async () => {
-        const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain);
+        const taken = stopped ? null : bridge.take(packet.topic, packet.payload, packet.retain, undefined, consuming);
         // What is not taken is not acknowledged either: the session's next holder gets it.
         if (!taken) return acknowledge(NOT_TAKEN);
         if ((await taken) !== 'failed') return acknowledge();

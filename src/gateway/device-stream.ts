@@ -14,6 +14,12 @@
  * The holder renews its lease every third of LEASE_MS; one that cannot (it lost the database)
  * disconnects before the lease can run out, so that no two nodes consume at once. A node stopped
  * cleanly gives the lease up after its last message: another takes over at its next try.
+ *
+ * What the holder took but had not stored when it stopped holding (a message in hand, a write
+ * waiting on a slow database, a process paused) is not stored by it after that: Devices asks the
+ * holding whether it still runs (`consuming`) after reading the status a report is worked out from,
+ * and the holding ends by the clock, two thirds of the lease after it was asked for, even while the
+ * event loop is too busy to run the timer that disconnects. The next holder gets those messages again.
  */
 import type { MqttClient } from 'mqtt';
 import { DEVICE_FILTERS } from '../device-protocol/topics.js';
@@ -62,7 +68,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
   const { leases, deployment, node, logger } = options;
   const leaseMs = options.leaseMs ?? LEASE_MS;
   const leaseName = `mqtt devices ${deployment}`;
-  let held: { client: MqttClient; consumer: Consumer; expiry: NodeJS.Timeout } | null = null;
+  let held: { client: MqttClient; consumer: Consumer; expiry: NodeJS.Timeout; lease: Lease } | null = null;
   let closed = false;
 
   /** Ends consuming; `handOver`: after the message in flight, as in a clean stop. */
@@ -70,6 +76,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
     const current = held;
     if (!current) return;
     held = null;
+    current.lease.ended = true;
     clearTimeout(current.expiry);
     if (handOver) await current.consumer.stop();
     else void current.consumer.stop();
@@ -77,7 +84,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
     await current.client.endAsync(!handOver).catch((error: unknown) => logger.warn({ err: error }, 'MQTT disconnect failed'));
   };
 
-  const consume = async (): Promise<{ client: MqttClient; consumer: Consumer }> => {
+  const consume = async (lease: Lease): Promise<{ client: MqttClient; consumer: Consumer }> => {
     const client = await connectService({
       url: options.url,
       clientId: `appliance-cloud:${deployment}:devices`,
@@ -91,7 +98,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
       }
     });
     try {
-      return { client, consumer: await consumeFrom(client, options.bridge, [...DEVICE_FILTERS], options.reporting) };
+      return { client, consumer: await consumeFrom(client, options.bridge, [...DEVICE_FILTERS], options.reporting, () => runs(lease)) };
     } catch (error) {
       await client.endAsync(true);
       throw error;
@@ -113,19 +120,21 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
       return release(false);
     }
     // Stop a third of the lease before the database would let another node take it.
-    const left = askedAt + (leaseMs * 2) / 3 - performance.now();
+    const until = askedAt + (leaseMs * 2) / 3;
     const expiry = setTimeout(() => {
       logger.warn({ deployment }, 'The lease of the device stream could not be renewed; this node stops consuming it');
       void release(false);
-    }, left);
+    }, until - performance.now());
     if (held) {
       clearTimeout(held.expiry);
       held.expiry = expiry;
+      held.lease.until = until;
       return;
     }
+    const lease: Lease = { until, ended: false };
     try {
-      const started = await consume();
-      held = { ...started, expiry };
+      const started = await consume(lease);
+      held = { ...started, expiry, lease };
       logger.info({ deployment }, 'This node consumes the device stream');
     } catch (error) {
       clearTimeout(expiry);
@@ -144,7 +153,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
   }, leaseMs / 3);
 
   return {
-    holding: () => held !== null,
+    holding: () => held !== null && runs(held.lease),
     healthy: () => held === null || held.client.connected,
     async close() {
       closed = true;
@@ -155,4 +164,14 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
       if (wasHolding) await leases.releaseLease(leaseName, node).catch((error: unknown) => logger.warn({ err: error }, 'Could not give the lease of the device stream up'));
     },
   };
+}
+
+/** One holding of the stream, as this node counts it: until `until` (performance.now()), unless it ended before. */
+interface Lease {
+  until: number;
+  ended: boolean;
+}
+
+function runs(lease: Lease): boolean {
+  return !lease.ended && performance.now() < lease.until;
 }

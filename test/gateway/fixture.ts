@@ -57,7 +57,7 @@ export interface Cloud {
   addDevice(): Promise<RealDevice>;
   /** Connects a device client; it is closed with the cloud. */
   connect(device: RealDevice, options?: Partial<DeviceClientOptions>): Promise<DeviceClient>;
-  /** Another node of the same deployment: a second gateway over the same store. */
+  /** Another node of the same deployment: a second gateway over the same store, with Devices of its own (its own status locks) as a node in a process of its own has. */
   addNode(): Promise<Gateway>;
   close(): Promise<void>;
 }
@@ -79,12 +79,12 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
   await app.ready();
   // A deployment per test, so that tests sharing one Mosquitto never take each other's reports.
   const deployment = `test-${randomId(6)}`;
-  const start = () =>
+  const start = (node: { devices: typeof ctx.devices; lookups: typeof ctx.lookups } = ctx) =>
     startGateway({
       config,
-      devices: ctx.devices,
+      devices: node.devices,
       store,
-      registrations: ctx.lookups,
+      registrations: node.lookups,
       logger: app.log,
       metrics,
       deployment,
@@ -124,7 +124,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
       return client;
     },
     async addNode() {
-      const node = await start();
+      const node = await start(createContext(config, store, systemClock));
       nodes.push(node);
       return node;
     },

@@ -15,6 +15,7 @@ import { encodeCommandResult, encodeConnection } from '../../src/device-protocol
 import type { DeviceStatus } from '../../src/catalog/types.js';
 import type { PushType } from '../../src/core/model.js';
 import { DEVICE_TYPE, mosquittoReachable, startCloud, type BrokerKind, type Cloud, type RealDevice } from './fixture.js';
+import { TEST_STREAM } from './settings.js';
 
 const MOSQUITTO_UP = await mosquittoReachable();
 if (!MOSQUITTO_UP) console.warn('Mosquitto is not reachable at 127.0.0.1:1883: the external-broker gateway tests are skipped.');
@@ -42,6 +43,24 @@ function holdAt<T extends object, K extends keyof T>(target: T, method: K) {
   let handOver!: (held: Held<unknown>) => void;
   const call = new Promise<Held<unknown>>((resolve) => (handOver = resolve));
   (target[method] as unknown) = (...args: unknown[]) => {
+    const outcome = released.then(() => original(...args));
+    handOver({ outcome });
+    return outcome;
+  };
+  return { call, release };
+}
+
+/** As `holdAt`, but only the next call waits for `release()`; the calls after it go through at once. */
+function holdFirst<T extends object, K extends keyof T>(target: T, method: K) {
+  const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let handOver!: (held: Held<unknown>) => void;
+  const call = new Promise<Held<unknown>>((resolve) => (handOver = resolve));
+  let first = true;
+  (target[method] as unknown) = (...args: unknown[]) => {
+    if (!first) return original(...args);
+    first = false;
     const outcome = released.then(() => original(...args));
     handOver({ outcome });
     return outcome;
@@ -372,6 +391,54 @@ describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external 
     await cloud.gateway.close();
     await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
     expect(second.connected()).toBe(true);
+  });
+
+  it('never stores a report it took before another node took the device stream over: the newer reports that node stored stay', async () => {
+    const second = await cloud.addNode();
+    await p.subscribeEvents(device.deviceId);
+    const client = await cloud.connect(device);
+    await waitFor(async () => expect((await p.state(device.deviceId)).online).toBe(true));
+    const { store } = cloud.ctx;
+    // The first node's renewals of the lease are refused from `lost` on, as when it loses the database.
+    const holdLease = store.holdLease.bind(store);
+    let holder: string | undefined;
+    let lost: string | undefined;
+    store.holdLease = async (name, node, ttlMs) => {
+      if (node === lost) return false;
+      const holds = await holdLease(name, node, ttlMs);
+      if (holds) holder = node;
+      return holds;
+    };
+    await waitFor(() => expect(holder).toBeDefined());
+
+    // The first node takes a report and reads the status; its write waits, as on a slow database...
+    const write = holdFirst(store, 'applyReports');
+    void client.report({ humidity: { currentHumidity: 31 } });
+    const held = await write.call;
+    try {
+      // ...while it loses the lease, and once that ran out the second node takes the stream over and stores that report and a newer one.
+      lost = holder;
+      await waitFor(() => expect(second.holdsDeviceStream()).toBe(true));
+      await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 31 } }));
+      await client.report({ humidity: { currentHumidity: 32 } });
+      await waitFor(async () => expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 32 } }));
+    } finally {
+      // The first node's write finds the status moved on; it no longer consumes the stream, so it does not work its report out again.
+      write.release();
+    }
+    await expect(held.outcome).rejects.toThrow(/changed while a change was being stored/);
+    await sleep(300);
+    expect((await p.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 32 } });
+    const newestFirst = (await p.messages(device.deviceId, 'DEVICE_STATUS')).map((m) => (m.event?.report as { humidity: { currentHumidity: number } }).humidity.currentHumidity);
+    expect(newestFirst.reverse()).toEqual([31, 32]);
+  });
+
+  it('stops counting itself the holder of the device stream two thirds into its lease by the clock, even while too busy to run its timers', async () => {
+    expect(cloud.gateway.holdsDeviceStream()).toBe(true);
+    // Nothing renews the lease meanwhile, and the timer that would end the holding cannot run.
+    const busyUntil = performance.now() + TEST_STREAM.leaseMs;
+    while (performance.now() < busyUntil);
+    expect(cloud.gateway.holdsDeviceStream()).toBe(false);
   });
 
   it("stores a device's reports in the order sent across a hand-over from one node to the next", async () => {
