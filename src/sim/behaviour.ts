@@ -119,6 +119,11 @@ export interface Timer {
   /** A programme verb it performs (a scheduled cleaning starts). */
   verb?: Verb;
   push?: string;
+  /**
+   * What a command that sets it (an absolute one to a time, not -1) writes while `when` holds, and
+   * one that clears it while `cleared.when` holds: a robot given a start time waits for it.
+   */
+  armed?: { when: Condition; set: Writes; cleared: { when: Condition; set: Writes } };
 }
 
 /** A sandbox control that writes values (open a door, pollute the air); offered where the profile can show them. */

@@ -203,16 +203,19 @@ const differs = (part: Part, before: Part, path: string | undefined): boolean =>
 
 /**
  * A timer a command sets is SET: a relative one unless it is zero, an absolute one unless it is at
- * -1 (how LG's clients clear one); one a command UNSETs is cleared.
+ * -1 (how LG's clients clear one); one a command UNSETs is cleared. Its `armed` writes follow either.
  */
 function armTimers(timers: readonly Timer[], part: Part, before: Part): void {
   for (const timer of timers) {
-    if (!timer.flag || !part.has(timer.flag)) continue;
+    const flagged = timer.flag !== undefined && part.has(timer.flag);
+    if (!flagged && !timer.armed) continue;
     if (differs(part, before, timer.hour) || differs(part, before, timer.minute)) {
       const zero = part.readNumber(timer.hour) === 0 && (timer.minute === undefined || part.readNumber(timer.minute) === 0);
       const set = timer.kind === 'absolute' ? part.readNumber(timer.hour) >= 0 : !zero;
-      part.write(timer.flag, set ? 'SET' : 'UNSET');
-    } else if (differs(part, before, timer.flag) && part.read(timer.flag) === 'UNSET' && timer.kind === 'relative') {
+      if (flagged) part.write(timer.flag!, set ? 'SET' : 'UNSET');
+      const follows = set ? timer.armed : timer.armed?.cleared;
+      if (follows && part.matches(follows.when)) part.writeAll(follows.set);
+    } else if (flagged && differs(part, before, timer.flag) && part.read(timer.flag!) === 'UNSET' && timer.kind === 'relative') {
       part.write(timer.hour, 0);
       if (timer.minute) part.write(timer.minute, 0);
     }

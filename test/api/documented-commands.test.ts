@@ -41,8 +41,11 @@ const DOCUMENTED = FOLDERS.filter((folder) => hasFile(folder, 'lgdoc_command.jso
   .flatMap((folder) => devicesOf(folder, 'lgdoc_command.json'))
   .filter(({ name }) => TYPE_OF.has(name));
 
-/** Addressed bodies from LG's examples and the SDKs' verified payloads (NOTES.md, sections a and b). */
-const ADDRESSED: readonly { label: string; deviceType: string; command: JsonObject }[] = [
+/**
+ * Addressed bodies from LG's examples and the SDKs' verified payloads (NOTES.md, sections a and b),
+ * and documented commands on models other than the type's default.
+ */
+const ADDRESSED: readonly { label: string; deviceType: string; modelName?: string; command: JsonObject }[] = [
   { label: 'a refrigerator entry by locationName, with its read-only unit (LG example)', deviceType: 'DEVICE_REFRIGERATOR', command: { temperature: { targetTemperature: 0, locationName: 'FRIDGE', unit: 'C' } } },
   { label: 'a refrigerator entry by locationName (SDK setTargetTemperatureC)', deviceType: 'DEVICE_REFRIGERATOR', command: { temperatureInUnits: { locationName: 'FRIDGE', unit: 'C', targetTemperatureC: 3 } } },
   { label: 'an air-conditioner entry by unit (SDK cool target)', deviceType: 'DEVICE_AIR_CONDITIONER', command: { temperatureInUnits: { coolTargetTemperature: 24, unit: 'C' } } },
@@ -52,6 +55,13 @@ const ADDRESSED: readonly { label: string; deviceType: string; command: JsonObje
     command: { location: { locationName: 'OVEN' }, operation: { ovenOperationMode: 'START' }, cook: { cookMode: 'ROAST' }, temperature: { targetTemperature: 200, unit: 'C' } },
   },
   { label: 'a washer location (SDK setRelativeHourToStart)', deviceType: 'DEVICE_WASHER', command: { location: { locationName: 'MAIN' }, timer: { relativeHourToStart: 3 } } },
+  {
+    label: "an air conditioner's absolute start timer on the model of LG's example profile (LG example)",
+    deviceType: 'DEVICE_AIR_CONDITIONER',
+    modelName: 'RAC_910604_WW',
+    command: { timer: { absoluteHourToStart: 10, absoluteMinuteToStart: 36 } },
+  },
+  { label: "a robot cleaner's start time (SDK setAbsoluteTimeToStart)", deviceType: 'DEVICE_ROBOT_CLEANER', command: { timer: { absoluteHourToStart: 22, absoluteMinuteToStart: 30 } } },
 ];
 
 describe('controls in the shapes LG documents', () => {
@@ -111,8 +121,8 @@ describe('controls in the shapes LG documents', () => {
     await expectApplied(deviceId, deviceType, modelName, document as JsonObject, res.json().response);
   });
 
-  it.each(ADDRESSED.map((a) => [a.label, a] as const))('%s', async (_label, { deviceType, command }) => {
-    const modelName = getModel(deviceType)?.modelName as string;
+  it.each(ADDRESSED.map((a) => [a.label, a] as const))('%s', async (_label, { deviceType, modelName: named, command }) => {
+    const modelName = named ?? (getModel(deviceType)?.modelName as string);
     const deviceId = await appliance(deviceType, modelName);
     const res = await control(deviceId, command);
     expect(res.statusCode, res.body).toBe(200);

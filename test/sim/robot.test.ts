@@ -70,6 +70,25 @@ describe('a robot cleaner', () => {
     expect(await w.pushCodes(robot)).toEqual(['SCHEDULED_CLEANING_STARTS']);
   });
 
+  it("reserves a cleaning when a partner sets its start time (LG's setAbsoluteTimeToStart), and starts it at that time", async () => {
+    const reserved = await w.control(robot, { timer: { absoluteHourToStart: 8, absoluteMinuteToStart: 20 } });
+    expect(read(reserved, 'runState.currentState')).toBe('RESERVATION');
+    await w.minutes(19);
+    expect(await state()).toBe('RESERVATION');
+    await w.minutes(1);
+    expect(await state()).toBe('WORKING');
+    expect(await w.pushCodes(robot)).toEqual(['SCHEDULED_CLEANING_STARTS']);
+  });
+
+  it('takes a reservation back when a partner sets the start time to -1, as LG clients clear one', async () => {
+    await w.control(robot, { timer: { absoluteHourToStart: 8, absoluteMinuteToStart: 20 } });
+    const cleared = await w.control(robot, { timer: { absoluteHourToStart: -1, absoluteMinuteToStart: -1 } });
+    expect(read(cleared, 'runState.currentState')).toBe('CHARGING');
+    await w.minutes(30);
+    expect(await state()).toBe('CHARGING');
+    expect(await w.pushCodes(robot)).toEqual([]);
+  });
+
   it('as a home guard sees motion after 5 minutes and stops after 20', async () => {
     await w.ctx.simulator.act(robot, 'home-guard');
     await w.minutes(5);

@@ -3,6 +3,7 @@ import type { TypeBehaviour } from '../behaviour.js';
 
 const STATE = 'runState.currentState';
 const MOVING = ['WORKING', 'MACROSECTOR', 'HOMING'];
+const DOCKED = ['CHARGING', 'STANDBY', 'SLEEP'];
 
 export const ROBOT_CLEANER: TypeBehaviour = {
   timers: [
@@ -14,6 +15,8 @@ export const ROBOT_CLEANER: TypeBehaviour = {
       when: { [STATE]: 'RESERVATION' },
       verb: 'start',
       push: 'SCHEDULED_CLEANING_STARTS',
+      // LG's setAbsoluteTimeToStart: a docked robot waits for the time; -1 takes the reservation back.
+      armed: { when: { [STATE]: DOCKED }, set: { [STATE]: 'RESERVATION' }, cleared: { when: { [STATE]: 'RESERVATION' }, set: { [STATE]: 'CHARGING' } } },
     },
   ],
   programme: {

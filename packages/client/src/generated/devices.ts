@@ -252,6 +252,10 @@ export type AirConditionerProfile = {
       absoluteMinuteToStart?: PropertyDescriptor | string | number | boolean;
       relativeStartTimer?: PropertyDescriptor | string | number | boolean;
       relativeStopTimer?: PropertyDescriptor | string | number | boolean;
+      absoluteHourToStop?: PropertyDescriptor | string | number | boolean;
+      absoluteMinuteToStop?: PropertyDescriptor | string | number | boolean;
+      absoluteStartTimer?: PropertyDescriptor | string | number | boolean;
+      absoluteStopTimer?: PropertyDescriptor | string | number | boolean;
     };
     windDirection?: {
       rotateUpDown?: PropertyDescriptor | string | number | boolean;
@@ -338,6 +342,10 @@ export type AirConditionerStatus = {
     absoluteMinuteToStart?: number;
     relativeStartTimer?: "SET" | "UNSET";
     relativeStopTimer?: "SET" | "UNSET";
+    absoluteHourToStop?: number;
+    absoluteMinuteToStop?: number;
+    absoluteStartTimer?: "SET" | "UNSET";
+    absoluteStopTimer?: "SET" | "UNSET";
   };
   windDirection?: {
     rotateUpDown?: boolean;
@@ -406,6 +414,10 @@ export type AirConditionerControl = {
     absoluteMinuteToStart?: number;
     relativeStartTimer?: "UNSET";
     relativeStopTimer?: "UNSET";
+    absoluteHourToStop?: number;
+    absoluteMinuteToStop?: number;
+    absoluteStartTimer?: "UNSET";
+    absoluteStopTimer?: "UNSET";
   };
   windDirection?: {
     rotateUpDown?: boolean;
@@ -598,6 +610,10 @@ export type RobotCleanerStatus = {
 export type RobotCleanerControl = {
   operation?: {
     cleanOperationMode?: "HOMING" | "WAKE_UP" | "PAUSE" | "START";
+  };
+  timer?: {
+    absoluteHourToStart?: number;
+    absoluteMinuteToStart?: number;
   };
 };
 

@@ -2517,6 +2517,66 @@ export interface components {
          *                 "UNSET"
          *               ]
          *             }
+         *           },
+         *           "absoluteHourToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStart": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteHourToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteMinuteToStop": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "number"
+         *           },
+         *           "absoluteStartTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
+         *           },
+         *           "absoluteStopTimer": {
+         *             "mode": [
+         *               "r",
+         *               "w"
+         *             ],
+         *             "type": "enum",
+         *             "value": {
+         *               "r": [
+         *                 "SET",
+         *                 "UNSET"
+         *               ],
+         *               "w": [
+         *                 "UNSET"
+         *               ]
+         *             }
          *           }
          *         },
          *         "display": {
@@ -2808,6 +2868,14 @@ export interface components {
                 relativeStartTimer?: "SET" | "UNSET";
                 /** @enum {string} */
                 relativeStopTimer?: "SET" | "UNSET";
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "SET" | "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "SET" | "UNSET";
             } & {
                 [key: string]: unknown;
             };
@@ -2989,6 +3057,14 @@ export interface components {
                 relativeStartTimer?: "UNSET";
                 /** @enum {string} */
                 relativeStopTimer?: "UNSET";
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
+                absoluteHourToStop?: number;
+                absoluteMinuteToStop?: number;
+                /** @enum {string} */
+                absoluteStartTimer?: "UNSET";
+                /** @enum {string} */
+                absoluteStopTimer?: "UNSET";
             };
             display?: {
                 /** @enum {string} */
@@ -3584,13 +3660,15 @@ export interface components {
          *           "absoluteHourToStart": {
          *             "type": "number",
          *             "mode": [
-         *               "r"
+         *               "r",
+         *               "w"
          *             ]
          *           },
          *           "absoluteMinuteToStart": {
          *             "type": "number",
          *             "mode": [
-         *               "r"
+         *               "r",
+         *               "w"
          *             ]
          *           }
          *         }
@@ -3698,6 +3776,10 @@ export interface components {
             operation?: {
                 /** @enum {string} */
                 cleanOperationMode?: "HOMING" | "WAKE_UP" | "PAUSE" | "START";
+            };
+            timer?: {
+                absoluteHourToStart?: number;
+                absoluteMinuteToStart?: number;
             };
         };
         /**
