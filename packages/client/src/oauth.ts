@@ -25,7 +25,15 @@ export interface OAuthClient {
   clientSecret: string;
   /** A fetch of your own; the global one by default. */
   fetch?: typeof fetch;
+  /**
+   * How long a request to the authorization server may take, in milliseconds (30 s by default, as
+   * the client's): then it fails with the OAuthError `timeout`, rather than holding every call that
+   * waits for the token.
+   */
+  timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** The scopes of DESIGN G. */
 export type Scope = 'devices' | 'control' | 'push' | 'events';
@@ -48,11 +56,29 @@ export class OAuthError extends Error {
   }
 }
 
-/** Reads `/.well-known/oauth-authorization-server` of a deployment. */
-export async function discover(baseUrl: string, options: { fetch?: typeof fetch; signal?: AbortSignal } = {}): Promise<AuthorizationServerMetadata> {
-  const response = await (options.fetch ?? fetch)(new URL('/.well-known/oauth-authorization-server', baseUrl), options.signal ? { signal: options.signal } : {});
-  if (!response.ok) throw new OAuthError('metadata_unavailable', response.status, `GET /.well-known/oauth-authorization-server answered ${response.status}`);
-  return (await response.json()) as AuthorizationServerMetadata;
+/**
+ * Reads `/.well-known/oauth-authorization-server` of a deployment, under `baseUrl`'s path as the
+ * client's calls are (a gateway's prefix stays).
+ */
+export async function discover(baseUrl: string, options: { fetch?: typeof fetch; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<AuthorizationServerMetadata> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/.well-known/oauth-authorization-server`;
+  return within(url, options.timeoutMs, options.signal, async (signal) => {
+    const response = await (options.fetch ?? fetch)(url, { signal });
+    if (!response.ok) throw new OAuthError('metadata_unavailable', response.status, `GET ${url} answered ${response.status}`);
+    return (await response.json()) as AuthorizationServerMetadata;
+  });
+}
+
+/** Runs `request` with a signal that aborts after `timeoutMs` or with `signal`; the timeout is the OAuthError `timeout`. */
+async function within<T>(url: string, timeoutMs: number | undefined, signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ms = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(ms);
+  try {
+    return await request(signal ? AbortSignal.any([signal, timeout]) : timeout);
+  } catch (error) {
+    if (timeout.aborted && !signal?.aborted) throw new OAuthError('timeout', 0, `${url} did not answer within ${ms} ms`);
+    throw error;
+  }
 }
 
 export interface Pkce {
@@ -160,10 +186,12 @@ export async function pollDeviceToken(
     await sleep(interval * 1000, options.signal);
     if (Date.now() > authorization.expiresAt) throw new OAuthError('expired_token', 400, 'the device code expired before the owner approved');
     try {
-      return await tokenRequest(metadata.token_endpoint, client, {
-        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
-        device_code: authorization.deviceCode,
-      });
+      return await tokenRequest(
+        metadata.token_endpoint,
+        client,
+        { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: authorization.deviceCode },
+        options.signal,
+      );
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       if (error.error === 'slow_down') interval += 5;
@@ -223,8 +251,8 @@ function scopeText(scope: readonly string[] | string): string {
   return typeof scope === 'string' ? scope : scope.join(' ');
 }
 
-async function tokenRequest(endpoint: string, client: OAuthClient, params: Record<string, string>): Promise<TokenSet> {
-  const answer = await post(endpoint, client, params);
+async function tokenRequest(endpoint: string, client: OAuthClient, params: Record<string, string>, signal?: AbortSignal): Promise<TokenSet> {
+  const answer = await post(endpoint, client, params, signal);
   if (typeof answer.access_token !== 'string') throw new OAuthError('invalid_response', 200, 'the token answer has no access_token');
   return {
     accessToken: answer.access_token,
@@ -236,23 +264,26 @@ async function tokenRequest(endpoint: string, client: OAuthClient, params: Recor
 }
 
 /** A form POST authenticated with `client_secret_basic` (RFC 6749 §2.3.1: each part form-encoded first). */
-async function post(endpoint: string, client: OAuthClient, params: Record<string, string>): Promise<Record<string, unknown>> {
+async function post(endpoint: string, client: OAuthClient, params: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown>> {
   const credentials = `${formEncode(client.clientId)}:${formEncode(client.clientSecret)}`;
-  const response = await (client.fetch ?? fetch)(endpoint, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${toBase64(new TextEncoder().encode(credentials))}`,
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-    },
-    body: new URLSearchParams(params).toString(),
-    // A followed 307 would carry the code, refresh token or device code to wherever it points.
-    redirect: 'manual',
+  const { response, text } = await within(endpoint, client.timeoutMs, signal, async (signal) => {
+    const response = await (client.fetch ?? fetch)(endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${toBase64(new TextEncoder().encode(credentials))}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams(params).toString(),
+      // A followed 307 would carry the code, refresh token or device code to wherever it points.
+      redirect: 'manual',
+      signal,
+    });
+    if (response.status >= 300 && response.status < 400) {
+      throw new OAuthError('invalid_response', response.status, `${endpoint} redirected to ${response.headers.get('location') ?? 'nowhere'}: the grant was not sent there`);
+    }
+    return { response, text: await response.text() };
   });
-  if (response.status >= 300 && response.status < 400) {
-    throw new OAuthError('invalid_response', response.status, `${endpoint} redirected to ${response.headers.get('location') ?? 'nowhere'}: the grant was not sent there`);
-  }
-  const text = await response.text();
   let answer: Record<string, unknown> = {};
   try {
     answer = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);

@@ -154,6 +154,56 @@ describe('a token endpoint that redirects', () => {
   });
 });
 
+describe('an authorization server that does not answer', () => {
+  it('is given up on after the client timeoutMs, with the OAuthError timeout, so that calls waiting for a token do not hang', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const tokenEndpoint = `http://127.0.0.1:${(silent.address() as { port: number }).port}/oauth/token`;
+      const refreshed = oauth.refreshTokens({ ...metadata, token_endpoint: tokenEndpoint }, { clientId: 'svc_1', clientSecret: 'key', timeoutMs: 200 }, 'rt_1');
+      await expect(refreshed).rejects.toMatchObject({ name: 'OAuthError', error: 'timeout', httpStatus: 0, message: `timeout: ${tokenEndpoint} did not answer within 200 ms` });
+      await expect(oauth.discover(tokenEndpoint, { timeoutMs: 200 })).rejects.toMatchObject({ name: 'OAuthError', error: 'timeout' });
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
+  it("stops a device-flow poll when the caller's signal aborts, as its own error", async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const served = { ...metadata, token_endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}/oauth/token` };
+      const authorization = { deviceCode: 'dc', userCode: 'u', verificationUri: 'v', expiresAt: Date.now() + 60_000, interval: 0 };
+      const stop = new AbortController();
+      const polling = oauth.pollDeviceToken(served, { clientId: 'svc_1', clientSecret: 'key' }, authorization, { signal: stop.signal });
+      setTimeout(() => stop.abort(new Error('the owner closed the page')), 100);
+      await expect(polling).rejects.toThrow('the owner closed the page');
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+});
+
+describe('discover', () => {
+  it("reads the metadata under the base URL's path, as the client's calls go (a gateway's prefix stays)", async () => {
+    const paths: string[] = [];
+    const server = createServer((request, response) => {
+      paths.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(metadata));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/appliances/`;
+      expect(await oauth.discover(base)).toEqual(metadata);
+      expect(paths).toEqual(['/appliances/.well-known/oauth-authorization-server']);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('code exchange and device flow on the wire', () => {
   const client = { clientId: 'svc_1', clientSecret: 'key' };
 
