@@ -141,10 +141,15 @@ export class Devices {
   async listForService(service: Service, connection: Connection): Promise<ServiceDeviceList> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const devices = this.#visible(await this.lookups.listUserDevices(connection.userNumber), service.allowedDevices);
-    const reportable = await this.lookups.eventDeviceIds(service.serviceId, connection.userNumber, now);
     // Only a disconnect undoes the load, and then the connection is gone: no write after the first.
-    if (connection.deviceListLoadedAt === null) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    // The first marks the pair before it reads, from the store: a device registered or unregistered
+    // meanwhile is then in the list as it is, or announced to the pair (its change saw the mark), or
+    // both; never neither, as when the mark followed the read (or a list cached before the change).
+    const first = connection.deviceListLoadedAt === null;
+    if (first) await store.markDeviceListLoaded(service.serviceId, connection.userNumber, now);
+    const owned = first ? await store.listUserDevices(connection.userNumber) : await this.lookups.listUserDevices(connection.userNumber);
+    const devices = this.#visible(owned, service.allowedDevices);
+    const reportable = await this.lookups.eventDeviceIds(service.serviceId, connection.userNumber, now);
     return { devices, reportable };
   }
 

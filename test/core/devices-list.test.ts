@@ -48,6 +48,45 @@ describe('Devices.listForService', () => {
     expect(unsubscribed.reportable.size).toBe(0);
   });
 
+  describe("a change of the user's devices while a pair's first list is made", () => {
+    /** A pair that has not listed yet, whose first list runs `meanwhile` as it marks the pair loaded. */
+    async function firstListWith(meanwhile: (pair: World) => Promise<void>) {
+      const pair = await createWorld(t.ctx, { allowedDevices: ['DEVICE_WASHER'], deviceTypes: ['DEVICE_WASHER'] });
+      const { store } = t.ctx;
+      const mark = store.markDeviceListLoaded.bind(store);
+      store.markDeviceListLoaded = async (...args) => {
+        await meanwhile(pair);
+        return mark(...args);
+      };
+      try {
+        const service = (await store.getService(pair.serviceId))!;
+        const { devices } = await t.ctx.devices.listForService(service, (await store.getConnection(pair.serviceId, pair.userNumber))!);
+        return { pair, listed: devices.map((device) => device.deviceId) };
+      } finally {
+        store.markDeviceListLoaded = mark;
+      }
+    }
+    const announced = async (pair: World, deviceId: string) =>
+      (await t.ctx.store.listMessages(pair.serviceId, { deviceId })).map((message) => message.pushType);
+
+    it('lists a device registered meanwhile, or announces it to the pair: never neither', async () => {
+      let registered = '';
+      const { pair, listed } = await firstListWith(async (pair) => {
+        registered = (await t.ctx.devices.register(pair.userNumber, { deviceType: 'DEVICE_WASHER', alias: 'New washer', virtual: true })).device.deviceId;
+      });
+      expect(listed.includes(registered) || (await announced(pair, registered)).includes('DEVICE_REGISTERED')).toBe(true);
+    });
+
+    it('leaves out a device unregistered meanwhile, or announces that to the pair: never neither', async () => {
+      let unregistered = '';
+      const { pair, listed } = await firstListWith(async (pair) => {
+        unregistered = pair.devices[0]!.deviceId;
+        await t.ctx.devices.unregister(unregistered, pair.userNumber);
+      });
+      expect(!listed.includes(unregistered) || (await announced(pair, unregistered)).includes('DEVICE_UNREGISTERED')).toBe(true);
+    });
+  });
+
   it('loads the list for the pair at the first call, and keeps that time at the next ones', async () => {
     expect((await connection()).deviceListLoadedAt).toBe(T0);
     now = T0 + 60_000;

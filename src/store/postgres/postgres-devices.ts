@@ -417,14 +417,21 @@ interface Listener extends LifecycleListener {
   userNumber: string;
 }
 
-/** The services connected to each of the users, in the order they connected, that the user's share lets hear of the device. */
+/**
+ * The services connected to each of the users, in the order they connected, that the user's share
+ * lets hear of the device. Their connections stay locked (shared) until the change commits: a pair's
+ * first device list, marked on the connection before it is read (Devices.listForService), then waits
+ * for the change and lists it, where without the lock it could neither list it (not yet committed)
+ * nor be told of it (not yet marked when this was read).
+ */
 async function listenersOf(sql: Sql, userNumbers: string[], deviceId: string): Promise<Listener[]> {
   return sql.all<Listener>(
     `SELECT c.user_number AS "userNumber", c.service_id AS "serviceId", s.allowed_devices AS "allowedDevices",
             c.device_list_loaded_at AS "deviceListLoadedAt"
      FROM connections c JOIN services s ON s.service_id = c.service_id
      WHERE c.user_number = ANY($1::text[]) AND ${sharedWith('c.service_id', 'c.user_number', '$2')}
-     ORDER BY c.created_at, c.service_id COLLATE "C"`,
+     ORDER BY c.created_at, c.service_id COLLATE "C"
+     FOR SHARE OF c`,
     userNumbers,
     deviceId,
   );

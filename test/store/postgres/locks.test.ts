@@ -102,6 +102,30 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL locks', () => {
     });
   });
 
+  describe("a registration and a pair's first device list at once", () => {
+    it('go one after the other: the list, marked first, waits for the registration and lists its device', async () => {
+      await addService(a, 'S1');
+      await addUser(a, 'U1');
+      await connect(a, 'S1', 'U1', false);
+      // The registration sleeps at its commit, after its announcement found the pair not yet marked.
+      await side((c) =>
+        c.query(`CREATE FUNCTION fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
+                 CREATE CONSTRAINT TRIGGER fault AFTER INSERT ON devices DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fault()`),
+      );
+      let listed: string[];
+      try {
+        const registering = addDevice(a, 'D1', 'U1');
+        await expect.poll(() => waiting('PgSleep')).toBe(1);
+        await b.markDeviceListLoaded('S1', 'U1', T0 + 1);
+        listed = (await b.listUserDevices('U1')).map((device) => device.deviceId);
+        await registering;
+      } finally {
+        await side((c) => c.query('DROP TRIGGER IF EXISTS fault ON devices'));
+      }
+      expect(listed).toEqual(['D1']);
+    });
+  });
+
   describe('lock order', () => {
     it('a claim giving queues their heads while a report holds one of those queues: neither waits for the other in a cycle', async () => {
       // D1's queues of S1 and S2: their heads delivered with more behind them, so both are headless.
