@@ -320,7 +320,8 @@ export class Dispatcher {
       // Unrecorded, the leases expire and the messages go again, with the same webhook-id.
       this.events.failed?.(error, 'record');
     }
-    const { statuses, claimed } = recorded;
+    const { statuses, claimed, claimFailed } = recorded;
+    if (claimFailed !== undefined) this.events.failed?.(claimFailed, 'claim');
     batch.forEach(({ record, serviceId }, index) => {
       const status = statuses[index];
       if (status === undefined) return;

@@ -192,6 +192,37 @@ describe('dispatcher', () => {
     expect(batches[0]).toBeGreaterThanOrEqual(2);
   });
 
+  it('reports a claim that failed after its outcomes were recorded, and counts those outcomes and sends what they leased', async () => {
+    const hooks = await receiver((response) => response.writeHead(200).end());
+    const failures: [string, string][] = [];
+    let first = true;
+    const loop = new Dispatcher(
+      {
+        claim: (request) => store.claimDeliveries(request),
+        // As PostgreSQL answers when the claim after the outcomes fails: the outcomes stand, with what they leased.
+        record: async (attempts, at, next) => {
+          const recorded = await storeRecord(attempts, at, next);
+          if (!next || !first) return recorded;
+          first = false;
+          return { ...recorded, claimFailed: new Error('claim refused') };
+        },
+        send: (url, headers, body) => sender.send(url, headers, body),
+        clock,
+        random: () => 0.5,
+      },
+      { owner: 'node-a', ...SETTINGS },
+      { recorded: (record, status) => recorded.push([record.messageId, status]), failed: (error, during) => failures.push([String(error), during]) },
+    );
+    dispatchers.push(loop);
+    loop.start();
+    await store.renameDevice('D1', 'First', T0);
+    await store.renameDevice('D1', 'Second', T0);
+    await waitFor('both delivered', async () => ((await store.listMessages('S1', {})).every((m) => m.status === 'delivered') ? true : undefined));
+    expect(failures).toEqual([['Error: claim refused', 'claim']]);
+    expect(recorded.map(([, status]) => status)).toEqual(['delivered', 'delivered']);
+    expect(hooks.received).toHaveLength(2);
+  });
+
   it('stops only after a record batch in flight, and what it claimed along, are delivered and recorded', async () => {
     const hooks = await receiver((response) => response.writeHead(200).end());
     const { loop, open, counts } = gatedDispatcher();

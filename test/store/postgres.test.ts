@@ -309,6 +309,30 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         expect(sent() - before).toBe(2);
       });
 
+      it('a claim that fails after the outcomes committed hands back their statuses and what they leased, with its error', async () => {
+        await threeQueues(store);
+        const request = { owner: 'node-a', now: T0 + 10, leaseMs: 30_000, limit: 1, perEndpointLimit: 8, inFlight: {} };
+        const [d1] = await store.claimDeliveries(request);
+        const outcome = { messageId: d1!.message.messageId, fencingToken: d1!.fencingToken, startedAt: T0 + 20, durationMs: 1, responseStatus: 200, responseBody: '', error: null, verdict: { kind: 'delivered' as const } };
+        // The claim's statement (the one that requeues expired leases) fails as it leases D2's and D3's heads; the record's does not.
+        await side((c) =>
+          c.query(`CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $$
+                     BEGIN IF current_query() LIKE '%expired AS (%' THEN RAISE EXCEPTION 'claim refused'; END IF; RETURN NEW; END $$;
+                   CREATE TRIGGER refuse_claims BEFORE UPDATE ON outbox FOR EACH ROW EXECUTE FUNCTION refuse_claims()`),
+        );
+        try {
+          const moved = await store.recordAndClaim([outcome], T0 + 30, HOUR, { ...request, limit: 100, inFlight: { S1: 1 } });
+          expect(moved.statuses).toEqual(['delivered']);
+          expect(moved.claimed.map((c) => [c.message.deviceId, c.message.sequence, c.message.status])).toEqual([['D1', 2, 'delivering']]);
+          expect(String(moved.claimFailed)).toMatch(/claim refused/);
+        } finally {
+          await side((c) => c.query('DROP TRIGGER refuse_claims ON outbox; DROP FUNCTION refuse_claims()'));
+        }
+        // The heads the failed claim did not take are claimed by the next one.
+        const next = await store.claimDeliveries({ ...request, limit: 100, now: T0 + 40 });
+        expect(next.map((c) => [c.message.deviceId, c.message.sequence]).sort()).toEqual([['D2', 1], ['D3', 1]]);
+      });
+
       it('writes reports asked for at once in as many statements whatever their number', async () => {
         await addService(store, 'S1');
         await addUser(store, 'U1');

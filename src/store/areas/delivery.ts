@@ -66,6 +66,11 @@ export type RecordedStatus = Exclude<MessageStatus, 'delivering'> | 'fenced';
 export interface RecordedAndClaimed {
   statuses: RecordedStatus[];
   claimed: ClaimedDelivery[];
+  /**
+   * Why the claim failed after the outcomes were committed (PostgreSQL): `statuses` stand, and
+   * `claimed` holds what was leased with them, to send now rather than after their lease runs out.
+   */
+  claimFailed?: unknown;
 }
 
 /** Why deliveries to a service stopped until an admin enables them again. */

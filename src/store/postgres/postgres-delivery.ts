@@ -405,7 +405,12 @@ async function recordAndClaim(sql: Sql, attempts: AttemptRecord[], now: number, 
   const busy = [...services].every((serviceId) => (inFlight[serviceId] ?? 0) >= (request.perEndpointLimit * 3) / 4);
   const room = request.limit - leased.length;
   if (room <= 0 || (leased.length > 0 && busy)) return { statuses, claimed: leased };
-  return { statuses, claimed: [...leased, ...(await claimDeliveries(sql, { ...request, limit: room, inFlight }))] };
+  try {
+    return { statuses, claimed: [...leased, ...(await claimDeliveries(sql, { ...request, limit: room, inFlight }))] };
+  } catch (error) {
+    // The outcomes are committed: a rejection would lose them to the caller, and idle what they leased.
+    return { statuses, claimed: leased, claimFailed: error };
+  }
 }
 
 async function getEndpointHealth(sql: Sql, serviceId: string): Promise<EndpointHealth | undefined> {
