@@ -19,6 +19,17 @@ export function migrate(sql: Sql, migrations: Migration[], at: number): number[]
     name       TEXT NOT NULL,
     applied_at REAL NOT NULL
   )`);
+  // A migration's temporary tables go to a file: 012 copies the whole outbox into one, and in memory
+  // (the store's setting for statement journals) a large history would not fit.
+  sql.db.pragma('temp_store = FILE');
+  try {
+    return applyPending(sql, migrations, at);
+  } finally {
+    sql.db.pragma('temp_store = MEMORY');
+  }
+}
+
+function applyPending(sql: Sql, migrations: Migration[], at: number): number[] {
   // One write transaction: two processes starting together apply each migration once.
   return sql.write(() => {
     const done = new Set(sql.all<{ version: number }>('SELECT version FROM schema_migrations').map((r) => r.version));

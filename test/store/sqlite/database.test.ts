@@ -132,6 +132,16 @@ describe('migrations', () => {
     sql.db.close();
   });
 
+  it('keep their temporary tables in a file, where a copy of a large outbox fits, and statement journals in memory after', () => {
+    const url = migrationsDir('temporary', { '001_seen.sql': 'CREATE TABLE seen AS SELECT temp_store FROM pragma_temp_store;' });
+    const sql = new Sql(openSqliteDatabase(':memory:'));
+    expect(migrate(sql, loadMigrations(url), 1000)).toEqual([1]);
+    // 1 is FILE, 2 MEMORY.
+    expect(sql.all('SELECT temp_store FROM seen')).toEqual([{ temp_store: 1 }]);
+    expect(sql.db.pragma('temp_store', { simple: true })).toBe(2);
+    sql.db.close();
+  });
+
   it('015 closes delivered and failed messages in queue_head, leaving open ones as they were', () => {
     const sql = new Sql(openSqliteDatabase(':memory:'));
     const shipped = loadMigrations();
