@@ -34,33 +34,18 @@ type Held<R> = { outcome: Promise<R> };
 
 /**
  * Holds the next call to `target[method]` until `release()`: `call` resolves as the call is made, with the outcome it will have
- * once released, so a test can change the world between a message's admission and its write.
+ * once released, so a test can change the world between a message's admission and its write. The calls after it wait for
+ * `release()` too, or with `only: 'first'` go through at once.
  */
-function holdAt<T extends object, K extends keyof T>(target: T, method: K) {
+function holdAt<T extends object, K extends keyof T>(target: T, method: K, only: 'all' | 'first' = 'all') {
   const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let handOver!: (held: Held<unknown>) => void;
   const call = new Promise<Held<unknown>>((resolve) => (handOver = resolve));
+  let calls = 0;
   (target[method] as unknown) = (...args: unknown[]) => {
-    const outcome = released.then(() => original(...args));
-    handOver({ outcome });
-    return outcome;
-  };
-  return { call, release };
-}
-
-/** As `holdAt`, but only the next call waits for `release()`; the calls after it go through at once. */
-function holdFirst<T extends object, K extends keyof T>(target: T, method: K) {
-  const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let handOver!: (held: Held<unknown>) => void;
-  const call = new Promise<Held<unknown>>((resolve) => (handOver = resolve));
-  let first = true;
-  (target[method] as unknown) = (...args: unknown[]) => {
-    if (!first) return original(...args);
-    first = false;
+    if (only === 'first' && calls++ > 0) return original(...args);
     const outcome = released.then(() => original(...args));
     handOver({ outcome });
     return outcome;
@@ -412,7 +397,7 @@ describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external 
     await waitFor(() => expect(holder).toBeDefined());
 
     // The first node takes a report and reads the status; its write waits, as on a slow database...
-    const write = holdFirst(store, 'applyReports');
+    const write = holdAt(store, 'applyReports', 'first');
     void client.report({ humidity: { currentHumidity: 31 } });
     const held = await write.call;
     try {

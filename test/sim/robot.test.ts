@@ -59,20 +59,13 @@ describe('a robot cleaner', () => {
     expect(await w.pushCodes(robot)).toEqual([]);
   });
 
-  it('starts a reserved cleaning at its time with SCHEDULED_CLEANING_STARTS', async () => {
-    const reserved = await w.ctx.simulator.act(robot, 'schedule-cleaning', { inMinutes: 30 });
-    expect(read(reserved.status, 'runState.currentState')).toBe('RESERVATION');
-    expect([read(reserved.status, 'timer.absoluteHourToStart'), read(reserved.status, 'timer.absoluteMinuteToStart')]).toEqual([8, 30]);
-    await w.minutes(29);
-    expect(await state()).toBe('RESERVATION');
-    await w.minutes(1);
-    expect(await state()).toBe('WORKING');
-    expect(await w.pushCodes(robot)).toEqual(['SCHEDULED_CLEANING_STARTS']);
-  });
-
-  it("reserves a cleaning when a partner sets its start time (LG's setAbsoluteTimeToStart), and starts it at that time", async () => {
-    const reserved = await w.control(robot, { timer: { absoluteHourToStart: 8, absoluteMinuteToStart: 20 } });
+  it.each([
+    ['the sandbox action schedule-cleaning', async () => (await w.ctx.simulator.act(robot, 'schedule-cleaning', { inMinutes: 20 })).status],
+    ["a partner setting its start time (LG's setAbsoluteTimeToStart)", () => w.control(robot, { timer: { absoluteHourToStart: 8, absoluteMinuteToStart: 20 } })],
+  ])('reserves a cleaning by %s, and starts it at its time with SCHEDULED_CLEANING_STARTS', async (_how, reserve) => {
+    const reserved = await reserve();
     expect(read(reserved, 'runState.currentState')).toBe('RESERVATION');
+    expect([read(reserved, 'timer.absoluteHourToStart'), read(reserved, 'timer.absoluteMinuteToStart')]).toEqual([8, 20]);
     await w.minutes(19);
     expect(await state()).toBe('RESERVATION');
     await w.minutes(1);
