@@ -76,10 +76,11 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
     const current = held;
     if (!current) return;
     held = null;
-    current.lease.ended = true;
     clearTimeout(current.expiry);
+    // A clean stop still holds the lease: the message in hand is stored, then given up.
     if (handOver) await current.consumer.stop();
     else void current.consumer.stop();
+    current.lease.ended = true;
     // The session stays with the broker, for the next holder.
     await current.client.endAsync(!handOver).catch((error: unknown) => logger.warn({ err: error }, 'MQTT disconnect failed'));
   };
