@@ -78,7 +78,8 @@ export class ConfigError extends Error {}
 
 function integer(name: string, raw: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  // Digits only: Number() reads " " as 0 (RATE_LIMIT_PER_SECOND=" " would turn the limit off), and takes hex and exponents.
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`}; got "${raw}"`);
   }
@@ -113,9 +114,12 @@ function logLevel(raw: string | undefined, fallback: string): string {
   return raw;
 }
 
-/** Never echo a password that a URL may carry. */
+/**
+ * Never echo a password that a URL may carry: everything between `//` and the last `@`, so that a
+ * password with an unencoded `/` or `@` (a URL that does not parse, and so is echoed) is hidden too.
+ */
 export function redactDatabaseUrl(databaseUrl: string): string {
-  return databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
+  return databaseUrl.replace(/\/\/.*@/, '//***@');
 }
 
 /** The file a `sqlite:` DATABASE_URL names (`sqlite:///abs/path` and `sqlite:relative/path` alike); null for memory or another database. */
@@ -240,6 +244,10 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
   const sandbox = mode === 'sandbox';
   const adminToken = settings.ADMIN_TOKEN || null;
   if (mode === 'serve' && !adminToken) throw new ConfigError('ADMIN_TOKEN is required by `serve`');
+  // A token read from a file often ends in a line break; no Authorization header can carry it, so every admin call would be refused.
+  if (adminToken !== null && /\s/.test(adminToken)) {
+    throw new ConfigError('ADMIN_TOKEN must have no spaces or line breaks (a file read into it often ends in one): no Authorization header could carry it');
+  }
   const phase = oneOf('PHASE', settings.PHASE, PHASES, mode === 'serve' ? 'OP' : 'QA');
   const deliveryAllowList = list(settings.DELIVERY_ALLOW_LIST);
   checked('DELIVERY_ALLOW_LIST', settings.DELIVERY_ALLOW_LIST ?? '', () => createAddressGuard({ phase, allowList: deliveryAllowList }));

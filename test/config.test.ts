@@ -18,6 +18,23 @@ describe('settings', () => {
     expect(configWarnings(loadConfig('sandbox', {}))).toEqual([]);
   });
 
+  it('refuses an ADMIN_TOKEN with a space or line break, which no Authorization header could carry', () => {
+    for (const token of ['secret-token\n', 'secret token'])
+      expect(() => loadConfig('serve', { ADMIN_TOKEN: token })).toThrow('ADMIN_TOKEN must have no spaces or line breaks');
+  });
+
+  it('takes integer settings as digits only: a blank is no 0, hex and exponents are refused', () => {
+    for (const raw of [' ', '0x1F90', '1e2', '+80', '80 '])
+      expect(() => loadConfig('test', { PORT: raw })).toThrow(`PORT must be an integer from 0 to 65535; got "${raw}"`);
+    expect(() => loadConfig('test', { RATE_LIMIT_PER_SECOND: ' ' })).toThrow('RATE_LIMIT_PER_SECOND must be an integer');
+    expect(loadConfig('test', { PORT: '8081' }).port).toBe(8081);
+  });
+
+  it('hides the whole password of a URL it cannot parse, even one with an unencoded / or @', () => {
+    expect(() => loadConfig('test', { DATABASE_URL: 'postgres://app:s3cr/et@db:5432/x' })).toThrow('got "postgres://***@db:5432/x"');
+    expect(() => loadConfig('test', { MQTT_URL: 'http://app:p@ss/w@rd@broker:1883' })).toThrow('got "http://***@broker:1883"');
+  });
+
   it('the sandbox runs in phase QA with virtual devices by default', () => {
     const config = loadConfig('sandbox', {});
     expect([config.phase, config.virtualByDefault, config.databaseUrl]).toEqual(['QA', true, 'sqlite:./data/appliance-cloud.db']);

@@ -74,10 +74,17 @@ async function listen(options: Record<string, unknown>, env: NodeJS.ProcessEnv):
   const onSignal = (): void => {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     const restore = { callbackUrl: before.callbackUrl, eventCallbackUrl: before.eventCallbackUrl };
+    // Exit 1 when the service is left pointing at this receiver, which is about to go: a script must not take that for success.
     callAdmin(target, 'PATCH', path, restore)
-      .then(() => process.stdout.write(`Callback URLs of ${serviceId} put back (${was.replace(/^was /, '')}).\n`))
-      .catch((error: unknown) => process.stderr.write(`appliance-cloud: could not put the callback URLs back: ${error instanceof Error ? error.message : String(error)}\n`))
-      .finally(() => receiver.close().then(() => process.exit(0)));
+      .then(() => {
+        process.stdout.write(`Callback URLs of ${serviceId} put back (${was.replace(/^was /, '')}).\n`);
+        return 0;
+      })
+      .catch((error: unknown) => {
+        process.stderr.write(`appliance-cloud: could not put the callback URLs back: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 1;
+      })
+      .then((code) => receiver.close().then(() => process.exit(code)));
   };
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 }

@@ -102,6 +102,29 @@ describe('appliance-cloud listen (real processes)', () => {
     }
   });
 
+  it('exits 1 when it cannot put the callback URLs back as it stops (the server is gone), saying so', async () => {
+    const t = await testApp();
+    let closed = false;
+    try {
+      const world = await createWorld(t.ctx, { deviceTypes: [] });
+      const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const listen = startCli(['listen', '--url', url, '--admin-token', ADMIN_TOKEN, '--service-id', world.serviceId, '--webhook-secret', 'whsec_x']);
+      await stdoutUntil(listen, /^Ready: .*\n/m);
+      await t.close();
+      closed = true;
+      listen.kill('SIGINT');
+      const [code, stderr] = await Promise.all([exitCode(listen), new Promise<string>((resolve) => {
+        let text = '';
+        listen.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        listen.once('close', () => resolve(text));
+      })]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/^appliance-cloud: could not put the callback URLs back: /);
+    } finally {
+      if (!closed) await t.close();
+    }
+  });
+
   it.each(['localhost:3000/hooks', 'ftp://localhost/hooks', 'hooks'])('a --forward-to that is no http(s) URL (%s) is one line and exit 2, before anything else', async (forwardTo) => {
     // No server at --url: the forward target is judged first, so this says nothing of it.
     const { code, stdout, stderr } = await runCli(['listen', '--forward-to', forwardTo, '--url', 'http://127.0.0.1:9', '--admin-token', 't', '--service-id', 's', '--webhook-secret', 'w']);
