@@ -274,7 +274,8 @@ function accountRoutes(
 
   async function showSignIn(request: FastifyRequest, reply: FastifyReply, error?: string, status = 401): Promise<FastifyReply> {
     const { csrf } = await secrets();
-    const pre = cookies(request).get(PRE_SESSION_COOKIE) ?? randomId(16);
+    // A blank one is no browser's: its token (the key's MAC of "") would be the same for every page.
+    const pre = cookies(request).get(PRE_SESSION_COOKIE) || randomId(16);
     reply.header('set-cookie', cookie(PRE_SESSION_COOKIE, pre, { secure: overTls(request, config.publicUrl) }));
     const form = { action: '/account/sign-in', hidden: csrfField(csrf, pre) };
     const email = error ? formOf(request).get('email') ?? undefined : undefined;
@@ -319,7 +320,9 @@ function accountRoutes(
   pages.post('/account/sign-in', { schema: { hide: true } }, async (request, reply) => {
     const { csrf, session } = await secrets();
     const form = formOf(request);
-    if (!csrfMatches(csrf, cookies(request).get(PRE_SESSION_COOKIE) ?? '', form.get(CSRF_FIELD))) return showSignIn(request, reply, 'The form expired; sign in again.');
+    // The form is this browser's only with its own pre-session cookie: a post from another site carries none (SameSite=Lax).
+    const pre = cookies(request).get(PRE_SESSION_COOKIE);
+    if (!pre || !csrfMatches(csrf, pre, form.get(CSRF_FIELD))) return showSignIn(request, reply, 'The form expired; sign in again.');
     const owner = await signIn(form, reply);
     if (!('userNumber' in owner)) return showSignIn(request, reply, owner.error, owner.status);
     await endAuthorizationSession(request);

@@ -29,6 +29,28 @@ async function signedIn() {
   return { agent, account };
 }
 
+describe('the sign-in form of /account', () => {
+  it("refuses a post without the browser's own pre-session cookie, as another site's form would send it (login CSRF)", async () => {
+    // The attacker's own page, fetched with a blank pre-session cookie: its token would be the same for any blank one.
+    const page = await fetch(`${s.base}/account`, { headers: { cookie: 'owner_pre=' } });
+    const token = new RegExp(`name="${CSRF_FIELD}" value="([^"]+)"`).exec(await page.text())![1]!;
+    expect(page.headers.get('set-cookie')).toMatch(/^owner_pre=[^;]+;/);
+    // The victim's browser posts it cross-site: no pre-session cookie goes along.
+    const form = new URLSearchParams({ [CSRF_FIELD]: token, email: EMAIL, password: PASSWORD });
+    for (const cookie of [undefined, 'owner_pre=']) {
+      const posted = await fetch(`${s.base}/account/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
+        body: form.toString(),
+      });
+      expect(posted.status).toBe(401);
+      expect(await posted.text()).toContain('The form expired; sign in again.');
+      expect(posted.headers.getSetCookie().some((line) => line.startsWith('owner_session='))).toBe(false);
+    }
+  });
+});
+
 /** The table row of the service named so. */
 function rowOf(html: string, name: string): string | undefined {
   return [...html.matchAll(/<tr>[\s\S]*?<\/tr>/g)].map((m) => m[0]).find((row) => row.startsWith(`<tr><td>${name}`));
