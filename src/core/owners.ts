@@ -133,13 +133,13 @@ export class Owners {
    * before `saveGrant` runs, so that a refused consent leaves no grant behind. `saveGrant` saves the
    * authorization server's grant the consent stands for and answers its id, which this answers too.
    */
-  async link(service: Service, userNumber: string, saveGrant: () => Promise<string>, scopes: string[], deviceIds: string[] | null): Promise<string> {
+  async link(service: Service, userNumber: string, saveGrant: () => Promise<{ grantId: string; scopes: string[] }>, deviceIds: string[] | null): Promise<string> {
     if (deviceIds !== null) {
       const shareable = new Set((await this.shareableDevices(userNumber, service)).map((d) => d.deviceId));
       const foreign = deviceIds.filter((id) => !shareable.has(id));
       if (foreign.length) throw fail('1102', `Devices ${foreign.join(', ')} cannot be shared with ${service.name}.`);
     }
-    const grantId = await saveGrant();
+    const { grantId, scopes } = await saveGrant();
     const createdAt = this.deps.clock.now();
     await this.deps.store.saveDeviceShare({ serviceId: service.serviceId, userNumber, grantId, scopes, deviceIds: deviceIds && [...new Set(deviceIds)], createdAt });
     await this.deps.lookups.userChanged(userNumber);

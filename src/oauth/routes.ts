@@ -8,7 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../context.js';
 import { baseUrl } from '../config.js';
-import { normalizeEmail, SCOPES } from '../core/owners.js';
+import { normalizeEmail, SCOPES, type Scope } from '../core/owners.js';
 import { ApiError, fail } from '../errors.js';
 import { hashSecret, randomId } from '../ids.js';
 import { csrfField, csrfMatches, CSRF_FIELD } from '../web/csrf.js';
@@ -175,7 +175,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const service = await store.getService(String(details.params.client_id));
       const userNumber = details.session?.accountId;
       if (!service || !userNumber) return sendPage(reply, messagePage('Unknown service', 'This request names no service we know.'), 400);
-      const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
+      const scopes = partnerScopes(String(details.params.scope ?? ''));
       const devices = await owners.shareableDevices(userNumber, service);
       return sendPage(reply, consentPage(
         { action: interactionPath(details.uid, 'consent'), hidden },
@@ -219,17 +219,19 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       // move the radio): read otherwise, it would share every device, later ones too, with an owner who picked one.
       const ticked = form.getAll('device');
       const deviceIds = field(form, 'share') === 'chosen' || ticked.length > 0 ? ticked : null;
-      const scopes = String(details.params.scope ?? '').split(' ').filter((scope) => (SCOPES as readonly string[]).includes(scope));
+      const scopes = partnerScopes(String(details.params.scope ?? ''));
+      // A grant of this browser's earlier consent to the service gains these scopes: the share shows all it now holds,
+      // as its earlier tokens still carry them.
       const saveGrant = async () => {
         const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: userNumber, clientId: service.serviceId });
         grant.addResourceScope(PARTNER_RESOURCE, scopes.join(' '));
         const missingOidc = details.prompt.details.missingOIDCScope;
         if (Array.isArray(missingOidc)) grant.addOIDCScope(missingOidc.join(' '));
-        return grant.save();
+        return { grantId: await grant.save(), scopes: partnerScopes(grant.getResourceScope(PARTNER_RESOURCE)) };
       };
       let grantId: string;
       try {
-        grantId = await owners.link(service, userNumber, saveGrant, scopes, deviceIds);
+        grantId = await owners.link(service, userNumber, saveGrant, deviceIds);
       } catch (error) {
         if (error instanceof ApiError) return renderInteraction(request, reply, error.message);
         throw error;
@@ -355,3 +357,8 @@ function accountRoutes(
   });
 }
 
+/** The partner API's scopes named in a space-separated list, in SCOPES' order. */
+function partnerScopes(list: string | undefined): Scope[] {
+  const named = new Set((list ?? '').split(' '));
+  return SCOPES.filter((scope) => named.has(scope));
+}

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSRF_FIELD } from '../../src/web/csrf.js';
 import { callAdmin } from '../helpers/app.js';
 import { OwnerAgent } from '../helpers/owner-agent.js';
-import { codeFlow, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
+import { authorizationRequest, codeFlow, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
 
 let s: Setup;
 beforeAll(async () => {
@@ -82,6 +82,25 @@ describe('a service the operator linked with an admin token', () => {
     expect((await partner(ovenWatch, 'GET', '/devices', token)).json().error.code).toBe('1202');
     expect(await s.test.ctx.store.listPushSubscriptions(service.serviceId, s.userNumber)).toEqual([]);
     expect(await s.test.ctx.store.getConnection(service.serviceId, s.userNumber)).toBeUndefined();
+  });
+});
+
+describe('a second consent from the same browser, for fewer scopes', () => {
+  it('lists every scope the grant now holds, as the tokens of the first still carry them', async () => {
+    const agent = new OwnerAgent(s.base);
+    const first = await authorizationRequest(s, 'devices control');
+    const consentPage = await agent.submit(await agent.follow(first.url.href), /\/login$/, { email: EMAIL, password: PASSWORD });
+    await agent.submit(consentPage, /\/consent$/, { share: 'all' });
+    // Signed in already: straight to the consent for the scope not yet granted.
+    const second = await authorizationRequest(s, 'push');
+    const again = await agent.follow(second.url.href);
+    expect(again.html).toContain('Laundry Pal asks to link your appliances');
+    await agent.submit(again, /\/consent$/, { share: 'chosen', device: [s.washer] });
+
+    expect(await s.test.ctx.store.getDeviceShare(s.serviceId, s.userNumber)).toMatchObject({ scopes: ['devices', 'control', 'push'], deviceIds: [s.washer] });
+    const { account } = await signedIn();
+    expect(rowOf(account.html, 'Laundry Pal')).toContain('<td>devices, control, push</td><td>Washer</td>');
+    await s.test.ctx.owners.unlink(s.userNumber, s.serviceId);
   });
 });
 
