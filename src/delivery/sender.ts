@@ -147,6 +147,10 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    // The partner answered in time, and only its body stalled or broke: the answer is its status (DESIGN C: a 2xx
+    // within the timeout), and the body an excerpt of what came. Failed for the body, a 2xx would be sent again:
+    // a duplicate without a crash.
+    if (this.#status !== null) return this.#answered();
     const reason = this.#timedOut ?? describe(error);
     this.#settle({ ok: false, status: this.#status, body: null, durationMs: this.#elapsed(), error: reason, gone: false });
   }
