@@ -160,9 +160,11 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { csrf, session } = await secrets();
       const hidden = csrfField(csrf, details.uid);
       if (details.prompt.name === 'login') {
-        // An owner already signed in to /account is not asked again, while that owner still exists.
+        // An owner already signed in to /account is not asked again, while that owner still exists, unless the
+        // service asked for a fresh sign-in (prompt=login, max_age): then the password is asked, as the request says.
         const signedIn = sessionUser(session, readCookies(request.headers.cookie).get(SESSION_COOKIE), clock.now());
-        if (signedIn && !error && (await store.getUser(signedIn))) {
+        const freshAsked = details.prompt.reasons.some((reason) => reason === 'login_prompt' || reason === 'max_age');
+        if (signedIn && !error && !freshAsked && (await store.getUser(signedIn))) {
           reply.hijack();
           return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: signedIn } }, { mergeWithLastSubmission: false });
         }

@@ -85,6 +85,19 @@ describe('a service the operator linked with an admin token', () => {
   });
 });
 
+describe('an authorization from a browser signed in to /account', () => {
+  it('skips the sign-in step, unless the service asked for a fresh sign-in (prompt=login)', async () => {
+    const { agent } = await signedIn();
+    const plain = await authorizationRequest(s, 'devices');
+    expect((await agent.follow(plain.url.href)).html).toContain('Laundry Pal asks to link your appliances');
+    const fresh = await authorizationRequest(s, 'devices');
+    fresh.url.searchParams.set('prompt', 'login');
+    const asked = await agent.follow(fresh.url.href);
+    expect(asked.html).toContain('Sign in to link your appliances to Laundry Pal');
+    expect((await agent.submit(asked, /\/login$/, { email: EMAIL, password: PASSWORD })).html).toContain('Laundry Pal asks to link your appliances');
+  });
+});
+
 describe('a second consent from the same browser, for fewer scopes', () => {
   it('lists every scope the grant now holds, as the tokens of the first still carry them', async () => {
     const agent = new OwnerAgent(s.base);
