@@ -13,7 +13,10 @@ import { takeTokens, type Bucket } from '../api/rate-limit.js';
 /** Five attempts at once, then one a minute. */
 export const SIGN_IN_LIMIT: RateLimit = { burst: 5, perSecond: 1 / 60 };
 
-/** Emails remembered at most: past that the oldest bucket goes (spraying many emails cannot grow memory). */
+/**
+ * Emails remembered at most: past that the bucket holding the most tokens now goes (spraying many
+ * emails cannot grow memory, nor push out the bucket of the email being guessed, which holds the fewest).
+ */
 const MAX_EMAILS = 10_000;
 /** An address is at most 320 characters (64 + @ + 255): a longer one is counted by its first 320. */
 const MAX_EMAIL_LENGTH = 320;
@@ -30,12 +33,28 @@ export class SignInThrottle {
     const key = email.slice(0, MAX_EMAIL_LENGTH);
     let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
-      if (this.#buckets.size >= MAX_EMAILS) this.#buckets.delete(this.#buckets.keys().next().value!);
+      if (this.#buckets.size >= MAX_EMAILS) this.#buckets.delete(this.#leastTelling(now));
       bucket = { tokens: this.limit.burst, at: now };
       this.#buckets.set(key, bucket);
     }
     if (takeTokens(bucket, 1, this.limit, now) === 1) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond)) };
+  }
+
+  /**
+   * The email whose bucket holds the most tokens at `now`, the first of them (the oldest): a full one
+   * says no more than none. A scan of MAX_EMAILS, only while the map is full: far less than the
+   * password hash of the attempt that asks.
+   */
+  #leastTelling(now: number): string {
+    let chosen = '';
+    let most = -1;
+    for (const [key, bucket] of this.#buckets) {
+      const tokens = Math.min(this.limit.burst, bucket.tokens + (Math.max(0, now - bucket.at) * this.limit.perSecond) / 1000);
+      if (tokens > most) [chosen, most] = [key, tokens];
+      if (tokens >= this.limit.burst) break;
+    }
+    return chosen;
   }
 
   /** The owner proved who they are: their earlier failures no longer count. */
