@@ -66,11 +66,6 @@ async function listen(options: Record<string, unknown>, env: NodeJS.ProcessEnv):
     throw error;
   }
   const was = before.callbackUrl === null ? 'none was set' : `was ${before.callbackUrl}`;
-  process.stdout.write(
-    `Ready: messages of service ${serviceId} on ${target.url} go to ${receiver.url} (${was})` +
-      `${forwardTo !== undefined ? `, forwarded to ${forwardTo}` : ''}. Ctrl-C stops and puts the callback URLs back.\n`,
-  );
-
   const onSignal = (): void => {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     const restore = { callbackUrl: before.callbackUrl, eventCallbackUrl: before.eventCallbackUrl };
@@ -86,7 +81,12 @@ async function listen(options: Record<string, unknown>, env: NodeJS.ProcessEnv):
       })
       .then((code) => receiver.close().then(() => process.exit(code)));
   };
+  // Before Ready: a Ctrl-C the moment Ready shows must still put the URLs back.
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  process.stdout.write(
+    `Ready: messages of service ${serviceId} on ${target.url} go to ${receiver.url} (${was})` +
+      `${forwardTo !== undefined ? `, forwarded to ${forwardTo}` : ''}. Ctrl-C stops and puts the callback URLs back.\n`,
+  );
 }
 
 export function listenCommand(env: NodeJS.ProcessEnv): Command {

@@ -118,8 +118,7 @@ describe('appliance-cloud listen (real processes)', () => {
         listen.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
         listen.once('close', () => resolve(text));
       })]);
-      expect(code).toBe(1);
-      expect(stderr).toMatch(/^appliance-cloud: could not put the callback URLs back: /);
+      expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/^appliance-cloud: could not put the callback URLs back: /) });
     } finally {
       if (!closed) await t.close();
     }
