@@ -20,6 +20,11 @@ export interface StartOptions {
   prepare?: (ctx: AppContext, app: App) => Promise<void>;
   /** When the configured HTTP or MQTT port is taken, listen on a free one instead of failing (the sandbox does). */
   anyPortIfTaken?: boolean;
+  /**
+   * Runs once the server runs, before the line saying so: the CLI takes SIGTERM and SIGINT here, so
+   * that a signal sent the moment that line shows drains the server rather than killing it.
+   */
+  running?: (server: RunningServer) => void;
 }
 
 export interface RunningServer {
@@ -112,12 +117,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     delivery = await startDelivery({ store, clock, config, registry: app.metrics.registry, log: app.server.log });
     const { address, portTaken } = await listen(app, config, options.anyPortIfTaken ?? false);
     const url = localUrl(address);
-    app.server.log.info(
-      { baseUrl: baseUrl(config), listening: url, mqttPort: gateway.port, region: config.region, phase: config.phase, version: config.version },
-      `appliance-cloud ${config.mode} listening on ${url}, serving ${baseUrl(config)}`,
-    );
-    // After the line saying it runs, so a start that fails says only why.
-    for (const warning of configWarnings(config)) app.server.log.warn(warning);
     const server = app;
     const broker = gateway;
     const deliveries = delivery;
@@ -130,7 +129,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           time?.stop();
           return store.close();
         }));
-    return { app, ctx, url, port: address.port, portTaken, mqtt: { port: gateway.port, portTaken: mqtt.portTaken }, stop };
+    const running: RunningServer = { app, ctx, url, port: address.port, portTaken, mqtt: { port: gateway.port, portTaken: mqtt.portTaken }, stop };
+    options.running?.(running);
+    app.server.log.info(
+      { baseUrl: baseUrl(config), listening: url, mqttPort: gateway.port, region: config.region, phase: config.phase, version: config.version },
+      `appliance-cloud ${config.mode} listening on ${url}, serving ${baseUrl(config)}`,
+    );
+    // After the line saying it runs, so a start that fails says only why.
+    for (const warning of configWarnings(config)) app.server.log.warn(warning);
+    return running;
   } catch (error) {
     await app?.server.close();
     await delivery?.stop();

@@ -35,8 +35,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .action(async (options: Record<string, unknown>) => {
       const config = loadConfig('serve', readSettings(options, env));
       const { installSignalHandlers, startServer } = await import('../server.js');
-      const server = await startServer(config);
-      installSignalHandlers(server);
+      await startServer(config, { running: installSignalHandlers });
     });
 
   addSettingOptions(program.command('migrate'), ['DATABASE_URL'])

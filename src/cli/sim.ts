@@ -115,8 +115,8 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
         const why = error instanceof Error ? error.message : String(error);
         throw new ConfigError(`--mqtt-url ${redactUrl(options.mqttUrl!)}: ${why}${registered ? '; the devices registered are printed above, to connect later with --devices <file>' : ''}`);
       });
-      process.stdout.write(`${JSON.stringify(started)}\n`);
-      // The MQTT connections keep the process alive until a signal stops the fleet.
+      // The MQTT connections keep the process alive until a signal stops the fleet; taken before the line
+      // is printed, so that a stop the moment it shows still says offline.
       const onSignal = () => {
         process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
         fleet.stop().then(() => process.exit(0), (error: unknown) => {
@@ -125,6 +125,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
         });
       };
       process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+      process.stdout.write(`${JSON.stringify(started)}\n`);
     });
 }
 

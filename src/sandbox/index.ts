@@ -32,6 +32,8 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
   let world: SandboxWorld | undefined;
   const server = await startServer({ ...config, adminToken }, {
     anyPortIfTaken: true,
+    // Before the banner: a stop the moment it shows drains the sandbox.
+    running: installSignalHandlers,
     prepare: async (ctx, app) => {
       world = await seedSandbox(ctx, saved, { adminToken, ...(options.callbackUrl ? { callbackUrl: options.callbackUrl } : {}) });
       writeCredentials(file, world.credentials);
@@ -54,6 +56,5 @@ export async function runSandbox(config: Config, options: SandboxOptions = {}): 
     consoleLink: `${localUrl}/console/sign-in/${server.app.signInCodes.issue(Date.now())}`,
   });
   process.stdout.write(banner);
-  installSignalHandlers(server);
   return { server, world };
 }
