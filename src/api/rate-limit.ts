@@ -16,13 +16,18 @@ export interface Bucket {
   at: number;
 }
 
+/** The tokens `bucket` holds at `now`, refilled since it was last taken from, at most the burst. */
+export function tokensAt(bucket: Bucket, limit: RateLimit, now: number): number {
+  return Math.min(limit.burst, bucket.tokens + (Math.max(0, now - bucket.at) * limit.perSecond) / 1000);
+}
+
 /**
  * Takes up to `want` whole tokens from `bucket`, refilled up to `now` first; returns how many it
  * took. A clock behind the bucket's refills nothing, so nodes whose clocks differ mint no extra
  * tokens. The PostgreSQL lease (src/store/postgres/postgres-rate-limit.ts) is the same arithmetic in SQL.
  */
 export function takeTokens(bucket: Bucket, want: number, limit: RateLimit, now: number): number {
-  bucket.tokens = Math.min(limit.burst, bucket.tokens + (Math.max(0, now - bucket.at) * limit.perSecond) / 1000);
+  bucket.tokens = tokensAt(bucket, limit, now);
   bucket.at = Math.max(bucket.at, now);
   const granted = Math.min(want, Math.floor(bucket.tokens));
   bucket.tokens -= granted;

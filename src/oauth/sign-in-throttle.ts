@@ -8,7 +8,7 @@
  * would share the proxy's. Each node keeps its own buckets, so N nodes allow N times the rate.
  */
 import type { RateLimit } from '../core/model.js';
-import { takeTokens, type Bucket } from '../api/rate-limit.js';
+import { takeTokens, tokensAt, type Bucket } from '../api/rate-limit.js';
 
 /** Five attempts at once, then one a minute. */
 export const SIGN_IN_LIMIT: RateLimit = { burst: 5, perSecond: 1 / 60 };
@@ -50,7 +50,7 @@ export class SignInThrottle {
     let chosen = '';
     let most = -1;
     for (const [key, bucket] of this.#buckets) {
-      const tokens = Math.min(this.limit.burst, bucket.tokens + (Math.max(0, now - bucket.at) * this.limit.perSecond) / 1000);
+      const tokens = tokensAt(bucket, this.limit, now);
       if (tokens > most) [chosen, most] = [key, tokens];
       if (tokens >= this.limit.burst) break;
     }
