@@ -217,7 +217,9 @@ describe('dispatcher', () => {
     loop.start();
     await store.renameDevice('D1', 'First', T0);
     await store.renameDevice('D1', 'Second', T0);
-    await waitFor('both delivered', async () => ((await store.listMessages('S1', {})).every((m) => m.status === 'delivered') ? true : undefined));
+    // The dispatcher's events come after the commit the store shows: waited for, not the rows.
+    await waitFor('both recorded', () => (recorded.length === 2 ? true : undefined));
+    expect((await store.listMessages('S1', {})).map((m) => m.status)).toEqual(['delivered', 'delivered']);
     expect(failures).toEqual([['Error: claim refused', 'claim']]);
     expect(recorded.map(([, status]) => status)).toEqual(['delivered', 'delivered']);
     expect(hooks.received).toHaveLength(2);
