@@ -13,6 +13,13 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** Found by their id only, which is the bearer secret itself: stored without it. */
 const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode']);
 
+/**
+ * How long a device code is kept after it expires. A device still polling then is told
+ * `expired_token` (RFC 8628, 3.5), so that it starts again, not `invalid_grant` as for a code never
+ * issued. oidc-provider judges the code's expiry by its own `exp`, never by the store's.
+ */
+export const DEVICE_CODE_KEPT_S = 600;
+
 /** A calling service as an OAuth client: its key's hash is the secret, compared as such (provider.ts). */
 async function clientOf(store: Store, serviceId: string): Promise<AdapterPayload | undefined> {
   // Any client_id a request names: one the store refuses to look up (U+0000, storable.ts) is no service's,
@@ -58,7 +65,7 @@ export function storeAdapter(store: Store, clock: Clock, grantRevoked: (grantId:
           grantId: model === 'Grant' ? id : (payload.grantId ?? null),
           userCode: payload.userCode ?? null,
           uid: payload.uid ?? null,
-          expiresAt: expiresIn === undefined ? null : clock.now() + expiresIn * 1000,
+          expiresAt: expiresIn === undefined ? null : clock.now() + (expiresIn + (model === 'DeviceCode' ? DEVICE_CODE_KEPT_S : 0)) * 1000,
           consumedAt: typeof payload.consumed === 'number' ? payload.consumed * 1000 : null,
         });
       },

@@ -4,9 +4,10 @@
  * (DESIGN J); and unlinking, after which the service's tokens answer 1202.
  */
 import * as client from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OwnerAgent } from '../helpers/owner-agent.js';
-import { codeFlow, EMAIL, linkWorld, partner, PASSWORD, type Setup } from './fixture.js';
+import { DEVICE_CODE_GRANT } from '../../src/oauth/adapter.js';
+import { codeFlow, EMAIL, linkWorld, partner, PASSWORD, tokenRequest, type Setup } from './fixture.js';
 
 let s: Setup;
 beforeAll(async () => {
@@ -40,6 +41,25 @@ describe('the device authorization grant', () => {
     expect(tokens.scope?.split(' ').sort()).toEqual(['control', 'devices']);
     expect(ids((await partner(s, 'GET', '/devices', tokens.access_token)).json())).toEqual([s.fridge]);
   }, 30_000);
+
+  describe('once the code expired', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('tells the polling device expired_token, so that it starts again, and the page that the code expired', async () => {
+      const started = await client.initiateDeviceAuthorization(s.config, { scope: 'devices' });
+      // Ten minutes (the code's life) and a second later, for the store's sweep as for oidc-provider.
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 601_000, shouldAdvanceTime: true });
+      await s.test.ctx.store.deleteExpiredOAuthRecords(Date.now(), 100);
+
+      const polled = await tokenRequest(s, { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code });
+      expect(polled).toMatchObject({ status: 400, body: { error: 'expired_token' } });
+      const agent = new OwnerAgent(s.base);
+      const page = await agent.submit(await agent.follow('/device'), /\/oauth\/device$/, { user_code: started.user_code });
+      expect(page.html).toContain('That code is wrong or has expired');
+    });
+  });
 
   it('refuses a wrong code on the page', async () => {
     const agent = new OwnerAgent(s.base);
