@@ -16,7 +16,7 @@ import { firstForwarded, overTls, proxiedProtocol } from '../web/forwarded.js';
 import { NOT_FRAMED } from '../web/html.js';
 import { accountPage, consentPage, messagePage, signInPage } from './pages.js';
 import { MOUNT, PARTNER_RESOURCE } from './constants.js';
-import { SignInThrottle } from './sign-in-throttle.js';
+import { HashGate, SignInThrottle } from './sign-in-throttle.js';
 import { cookie, newSession, PRE_SESSION_COOKIE, readCookies, sessionUser, SESSION_COOKIE } from './session.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -88,19 +88,28 @@ function field(body: URLSearchParams, name: string): string {
 /** An owner signed in, or the page's error and status: wrong credentials, or too many attempts (with Retry-After). */
 type SignIn = { userNumber: string } | { error: string; status: 401 | 429 };
 
-/** Checks the form's credentials, unless its email has had too many attempts (sign-in-throttle.ts). */
+/**
+ * Checks the form's credentials, unless its email has had too many attempts or the node has too many
+ * sign-ins on hand (sign-in-throttle.ts).
+ */
 type SignInCheck = (form: URLSearchParams, reply: FastifyReply) => Promise<SignIn>;
 
 function signInCheck(ctx: AppContext): SignInCheck {
   const throttle = new SignInThrottle();
+  const hashes = new HashGate();
   return async (form, reply) => {
+    // Before the email's bucket: a sign-in refused for the node's load costs the owner no attempt.
+    if (hashes.full) {
+      reply.header('retry-after', '1');
+      return { error: 'Too many sign-ins at once; try again in a second.', status: 429 };
+    }
     const email = normalizeEmail(field(form, 'email'));
     const verdict = throttle.take(email, ctx.clock.now());
     if (!verdict.allowed) {
       reply.header('retry-after', String(verdict.retryAfterSeconds));
       return { error: `Too many sign-in attempts for this email; try again in ${waitText(verdict.retryAfterSeconds)}.`, status: 429 };
     }
-    const userNumber = await ctx.owners.signIn(email, field(form, 'password'));
+    const userNumber = await hashes.run(() => ctx.owners.signIn(email, field(form, 'password')));
     if (!userNumber) return { error: 'The email or the password is wrong.', status: 401 };
     throttle.forgive(email);
     return { userNumber };

@@ -62,3 +62,38 @@ export class SignInThrottle {
     this.#buckets.delete(email.slice(0, MAX_EMAIL_LENGTH));
   }
 }
+
+/**
+ * The sign-ins of this node checking a password at once, and waiting to. Each check is a password
+ * hash (~50 ms and 32 MiB of scrypt on libuv's four threads, which delivery's address lookups
+ * share), and an email made up for each attempt passes every per-email bucket: past these bounds a
+ * sign-in is refused at once, before any hash, and the threads keep room for the rest.
+ */
+export class HashGate {
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly atOnce = 2,
+    private readonly waiting = 32,
+  ) {}
+
+  /** Whether a sign-in asked now would be refused: as many running and waiting as the bounds allow. */
+  get full(): boolean {
+    return this.#running >= this.atOnce && this.#waiting.length >= this.waiting;
+  }
+
+  /** Runs `check` once fewer than `atOnce` run; call only when not `full`. */
+  async run<T>(check: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.atOnce) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running += 1;
+    try {
+      return await check();
+    } finally {
+      // The slot passes to the first waiting, counted as running still.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running -= 1;
+    }
+  }
+}

@@ -12,7 +12,7 @@ import { authorizationRequest, EMAIL, linkWorld, PASSWORD, type Setup } from './
 let s: Setup;
 beforeAll(async () => {
   s = await linkWorld();
-  for (const email of ['neighbour@example.com', 'lodger@example.com']) await s.test.ctx.owners.createUser(demoCountry(s.test.ctx.config.region), { email, password: PASSWORD });
+  for (const email of ['neighbour@example.com', 'lodger@example.com', 'tenant@example.com']) await s.test.ctx.owners.createUser(demoCountry(s.test.ctx.config.region), { email, password: PASSWORD });
 }, 60_000);
 afterAll(() => s?.test.close());
 
@@ -61,6 +61,31 @@ describe('sign-in attempts per email', () => {
     for (let i = 0; i < 4; i++) expect((await signInToAccount(agent, 'neighbour@example.com', 'not the password')).status).toBe(401);
     expect((await signInToAccount(agent, 'neighbour@example.com', PASSWORD)).status).toBe(303);
     for (let i = 0; i < 5; i++) expect((await signInToAccount(new OwnerAgent(s.base), 'neighbour@example.com', 'not the password')).status).toBe(401);
+  });
+});
+
+describe('sign-ins at once', () => {
+  it('refuses those past what the node checks and lines up, at once and with Retry-After, and then signs the owner in', async () => {
+    const agent = new OwnerAgent(s.base);
+    const page = await agent.follow(`${s.base}/account`);
+    const hidden = Object.fromEntries([...page.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    // A spray of made-up emails, each new to the per-email buckets: two checked at once, 32 in line.
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const response = await agent.request(`${s.base}/account/sign-in`, { form: { ...hidden, email: `made-up-${i}@example.com`, password: 'a guess' } });
+        return { status: response.status, retryAfter: response.headers.get('retry-after'), html: await response.text() };
+      }),
+    );
+    const busy = answers.filter((answer) => answer.status === 429);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const answer of busy) {
+      expect(answer.retryAfter).toBe('1');
+      expect(answer.html).toContain('Too many sign-ins at once; try again in a second.');
+    }
+    expect(answers.filter((answer) => answer.status === 401).length).toBeGreaterThanOrEqual(34);
+    expect(answers.length - busy.length).toBe(answers.filter((answer) => answer.status === 401).length);
+
+    expect((await signInToAccount(new OwnerAgent(s.base), 'tenant@example.com', PASSWORD)).status).toBe(303);
   });
 });
 

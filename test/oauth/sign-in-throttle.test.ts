@@ -1,6 +1,9 @@
-/** Sign-in attempts per email: five at once, then one a minute; the right password forgives. */
+/**
+ * Sign-in attempts per email: five at once, then one a minute; the right password forgives. And the
+ * node's password checks: a few at once, a bounded line behind them.
+ */
 import { describe, expect, it } from 'vitest';
-import { SignInThrottle } from '../../src/oauth/sign-in-throttle.js';
+import { HashGate, SignInThrottle } from '../../src/oauth/sign-in-throttle.js';
 
 const MINUTE = 60_000;
 
@@ -51,5 +54,49 @@ describe('SignInThrottle', () => {
     expect(throttle.take('first@example.com', 0).allowed).toBe(false);
     // Once its own minute gave it a try back, it is a bucket like the others, and as bounded.
     expect(throttle.take('first@example.com', 60_000).allowed).toBe(true);
+  });
+});
+
+/** A check that ends when told to. */
+function pending(log: string[], name: string) {
+  let end!: () => void;
+  const done = new Promise<void>((resolve) => (end = resolve));
+  return {
+    check: async () => {
+      log.push(`start ${name}`);
+      await done;
+      log.push(`end ${name}`);
+      return name;
+    },
+    end: () => end(),
+  };
+}
+
+describe('HashGate', () => {
+  it('runs two checks at once, lines up the rest in turn, and is full once its line is', async () => {
+    const gate = new HashGate(2, 2);
+    const log: string[] = [];
+    const checks = ['a', 'b', 'c', 'd'].map((name) => pending(log, name));
+    const results = checks.map(({ check }) => gate.run(check));
+    await Promise.resolve();
+    expect(log).toEqual(['start a', 'start b']);
+    expect(gate.full).toBe(true);
+
+    checks[1]!.end();
+    expect(await results[1]).toBe('b');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(log).toEqual(['start a', 'start b', 'end b', 'start c']);
+    expect(gate.full).toBe(false);
+
+    for (const { end } of checks) end();
+    expect(await Promise.all(results)).toEqual(['a', 'b', 'c', 'd']);
+    expect(gate.full).toBe(false);
+  });
+
+  it('frees the place of a check that failed', async () => {
+    const gate = new HashGate(1, 0);
+    await expect(gate.run(() => Promise.reject(new Error('store down')))).rejects.toThrow('store down');
+    expect(gate.full).toBe(false);
+    expect(await gate.run(async () => 'next')).toBe('next');
   });
 });
