@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError, isMqttUrl } from '../config.js';
 import { DEVICE_TYPES, listModels } from '../catalog/index.js';
-import { fail } from '../errors.js';
+import { ApiError, fail } from '../errors.js';
 import { redactUrl } from '../gateway/bridge.js';
 import { parseJsonText, type JsonTextError } from '../json.js';
 import { actionsFor } from '../sim/actions.js';
@@ -16,21 +16,43 @@ import { isTimeScale, TIME_SCALE_RANGE } from '../sim/time-scale.js';
 import { json } from './admin.js';
 import { callAdmin, targetOf, type Target } from './target.js';
 
-/** Registers `count` real devices of each type to a user through the admin API; the secrets are in its answers only. */
-async function registerDevices(target: Target, userNumber: string, types: string[], count: number): Promise<DeviceCredentials[]> {
+/** The line `sim devices` prints: the --devices file shape, so that the same devices can connect later. */
+function devicesLine(mqttUrl: string, devices: DeviceCredentials[]): string {
+  return `${JSON.stringify({ mqttUrl, devices })}\n`;
+}
+
+/**
+ * Registers `count` real devices of each type to a user through the admin API; the secrets are in its
+ * answers only. When a registration fails, those registered before it are printed, as the line of
+ * every run, and the failure says so.
+ */
+async function registerDevices(target: Target, userNumber: string, types: string[], count: number, mqttUrl: string): Promise<DeviceCredentials[]> {
   const registered: DeviceCredentials[] = [];
-  for (const deviceType of types) {
-    for (let i = 1; i <= count; i += 1) {
-      const body = { deviceType, alias: `Simulated ${deviceType.replace(/^DEVICE_/, '').toLowerCase().replaceAll('_', ' ')} ${i}`, virtual: false };
-      const answer = (await callAdmin(target, 'POST', `/admin/users/${encodeURIComponent(userNumber)}/devices`, body)) as {
-        deviceId: string;
-        deviceSecret: string;
-        modelName: string;
-      };
-      registered.push({ deviceId: answer.deviceId, secret: answer.deviceSecret, deviceType, modelName: answer.modelName });
+  try {
+    for (const deviceType of types) {
+      for (let i = 1; i <= count; i += 1) {
+        const body = { deviceType, alias: `Simulated ${deviceType.replace(/^DEVICE_/, '').toLowerCase().replaceAll('_', ' ')} ${i}`, virtual: false };
+        const answer = (await callAdmin(target, 'POST', `/admin/users/${encodeURIComponent(userNumber)}/devices`, body)) as {
+          deviceId: string;
+          deviceSecret: string;
+          modelName: string;
+        };
+        registered.push({ deviceId: answer.deviceId, secret: answer.deviceSecret, deviceType, modelName: answer.modelName });
+      }
     }
+  } catch (error) {
+    if (registered.length === 0) throw error;
+    process.stdout.write(devicesLine(mqttUrl, registered));
+    throw withNote(error, `; the ${registered.length} device(s) registered before it are printed above, to connect later with --devices <file>`);
   }
   return registered;
+}
+
+/** The error with a note after its message, of the same kind, so that the exit code stays its own. */
+function withNote(error: unknown, note: string): unknown {
+  if (error instanceof ApiError) return new ApiError(error.code, `${error.message}${note}`);
+  if (error instanceof ConfigError) return new ConfigError(`${error.message}${note}`);
+  return error;
 }
 
 function deviceTypesOf(value: string | undefined): string[] {
@@ -97,11 +119,10 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
         devices = parseDeviceList(readDeviceFile(options.devices));
       } else if (options.user !== undefined) {
         const count = positiveInteger('--count', options.count!);
-        devices = await registerDevices(targetOf(command.optsWithGlobals(), env), options.user, deviceTypesOf(options.types), count);
+        devices = await registerDevices(targetOf(command.optsWithGlobals(), env), options.user, deviceTypesOf(options.types), count, options.mqttUrl!);
       } else {
         throw fail('1102', 'Say which devices: --user <userNumber> to register new ones, or --devices <file> for registered ones.');
       }
-      const started = { mqttUrl: options.mqttUrl, devices };
       const fleet = await startFleet({
         mqttUrl: options.mqttUrl!,
         protocolVersion,
@@ -111,7 +132,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
       }).catch((error: unknown) => {
         // Devices registered just now have their secrets nowhere else: printed, they can connect later with --devices.
         const registered = options.devices === undefined;
-        if (registered) process.stdout.write(`${JSON.stringify(started)}\n`);
+        if (registered) process.stdout.write(devicesLine(options.mqttUrl!, devices));
         const why = error instanceof Error ? error.message : String(error);
         throw new ConfigError(`--mqtt-url ${redactUrl(options.mqttUrl!)}: ${why}${registered ? '; the devices registered are printed above, to connect later with --devices <file>' : ''}`);
       });
@@ -125,7 +146,7 @@ function devicesCommand(env: NodeJS.ProcessEnv): Command {
         });
       };
       process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
-      process.stdout.write(`${JSON.stringify(started)}\n`);
+      process.stdout.write(devicesLine(options.mqttUrl!, devices));
     });
 }
 

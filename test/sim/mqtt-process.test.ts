@@ -4,6 +4,7 @@
  * secrets, answer a partner's control over MQTT, and report what their engine computes.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,6 +144,36 @@ describe('sim devices: virtual appliances as MQTT clients in a process of their 
       await until(() => admin('GET', `/devices/${deviceId}`), (d) => d.online === false, `${deviceId} offline`);
     }
     expect((await partner('GET', `/devices/${devices[0]!.deviceId}`)).error!.code).toBe('1222');
+  }, 60_000);
+
+  it('prints the devices it registered before a registration failed, with their secrets, and says so in its one line', async () => {
+    const { userNumber } = await admin('POST', '/users', { countryCode: 'KR' });
+    // The server goes away after the first registration: in front of it, a proxy that forwards one request, then drops every connection.
+    let forwarded = 0;
+    const proxy = createHttpServer((request, response) => {
+      if (forwarded++ > 0) return request.socket.destroy();
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', async () => {
+        const headers = Object.fromEntries(['authorization', 'content-type', 'x-message-id'].map((name) => [name, String(request.headers[name])]));
+        const answer = await fetch(`${url}${request.url}`, { method: request.method, headers, body: Buffer.concat(chunks) });
+        response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      const failed = await runCli(['sim', 'devices', '--mqtt-url', mqttUrl, '--user', userNumber, '--types', 'DEVICE_CEILING_FAN', '--count', '3', '--url', proxyUrl, '--admin-token', ADMIN_TOKEN]);
+      expect(failed.code).toBe(2);
+      expect(failed.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^appliance-cloud: --url: no appliance-cloud server answers at .*; the 1 device\(s\) registered before it are printed above, to connect later with --devices <file>$/),
+      ]);
+      const printed = JSON.parse(failed.stdout.trim()) as { mqttUrl: string; devices: { deviceId: string; secret: string; deviceType: string }[] };
+      expect(printed.mqttUrl).toBe(mqttUrl);
+      expect(printed.devices).toEqual([expect.objectContaining({ deviceType: 'DEVICE_CEILING_FAN', secret: expect.any(String) })]);
+      expect((await admin('GET', `/devices/${printed.devices[0]!.deviceId}`)).online).toBe(false);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   }, 60_000);
 
   it('prints the devices it registered when they cannot connect, which connect later with --devices, and exits 2 with one line', async () => {
