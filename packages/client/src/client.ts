@@ -66,12 +66,23 @@ export interface DeviceHandle<T extends DeviceType> {
   control(command: ControlOf<T>, options?: ControlOptions): Promise<StatusOf<T>>;
 }
 
+/**
+ * Where the calling service stands in its rate limit (DESIGN J), as the latest answer said: the
+ * bucket's size (`X-RateLimit-Limit`) and the requests it may still send at once
+ * (`X-RateLimit-Remaining`). The limit is the service's, shared by all its clients and users.
+ */
+export interface RateLimitStatus {
+  limit: number;
+  remaining: number;
+}
+
 const DEFAULTS = { timeoutMs: 30_000, maxRetries: 2, maxRetryDelayMs: 60_000 };
 
 /** The partner interface's client: one instance per calling service and user. */
 export class ApplianceCloud {
   readonly baseUrl: string;
   readonly #settings: TransportSettings;
+  #rateLimit: RateLimitStatus | undefined;
 
   constructor(options: ApplianceCloudOptions) {
     this.baseUrl = 'baseUrl' in options ? options.baseUrl : baseUrlOf(options.region, options.phase, options.domain);
@@ -86,7 +97,20 @@ export class ApplianceCloud {
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
       maxRetryDelayMs: options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
       fetch: options.fetch ?? globalThis.fetch,
+      onAnswer: (headers) => {
+        const limit = headers.get('x-ratelimit-limit');
+        const remaining = headers.get('x-ratelimit-remaining');
+        if (limit !== null && remaining !== null) this.#rateLimit = { limit: Number(limit), remaining: Number(remaining) };
+      },
     };
+  }
+
+  /**
+   * The service's rate limit as this client's latest answer that carried it said (a 429's too);
+   * undefined before any, or when the server limits no rate.
+   */
+  get rateLimit(): RateLimitStatus | undefined {
+    return this.#rateLimit;
   }
 
   async #call<T>(request: Request, options?: CallOptions): Promise<T> {

@@ -16,6 +16,7 @@ export type {
   Ok,
   ProfileOf,
   PushSubscription,
+  RateLimitStatus,
   StatusOf,
   TokenProvider,
   User,

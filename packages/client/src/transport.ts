@@ -17,6 +17,8 @@ export interface TransportSettings {
   maxRetries: number;
   maxRetryDelayMs: number;
   fetch: typeof fetch;
+  /** Called with the headers of every answer the server gave, a refusal's too. */
+  onAnswer?: (headers: Headers) => void;
 }
 
 /** Options every method takes. */
@@ -124,6 +126,7 @@ async function attemptOnce(settings: TransportSettings, request: Request, option
   } catch (cause) {
     return failed(cause);
   }
+  settings.onAnswer?.(response.headers);
   return readEnvelope(response, text, messageId);
 }
 

@@ -35,6 +35,15 @@ describe('ApplianceCloud against a sandbox process', () => {
     expect(status[0]?.runState?.currentState).toBe('INITIAL');
   });
 
+  it('tells where the service stands in its rate limit, as the latest answer said', async () => {
+    const fresh = sandbox.client();
+    expect(fresh.rateLimit).toBeUndefined();
+    await fresh.getUser();
+    // The sandbox's bucket (RATE_LIMIT_BURST, 2000), less this call at least.
+    expect(fresh.rateLimit).toEqual({ limit: 2000, remaining: expect.any(Number) });
+    expect(fresh.rateLimit!.remaining).toBeLessThan(2000);
+  });
+
   it('types a listed device by its device type, so that client.device takes it as it is (no cast)', async () => {
     const [first] = await client.listDevices();
     const handle = client.device(first!.deviceInfo.deviceType, first!.deviceId);

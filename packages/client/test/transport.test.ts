@@ -46,6 +46,15 @@ describe('retry of 1306/429 after Retry-After (a sandbox allowing one request a 
     expect(counter.attempts - before).toBe(1);
   });
 
+  it('tells where the service stands in its limit after each answer, a refusal’s too', async () => {
+    const client = sandbox.client({ maxRetries: 0 });
+    expect(client.rateLimit).toBeUndefined();
+    await client.getUser().catch(() => undefined);
+    const refused = await client.getUser().catch((e: unknown) => e);
+    expect(isApplianceCloudError(refused, '1306')).toBe(true);
+    expect(client.rateLimit).toEqual({ limit: 1, remaining: 0 });
+  });
+
   it('throws 1306 with the Retry-After when retries are used up', async () => {
     const client = sandbox.client({ maxRetries: 0 });
     await client.getUser().catch(() => undefined);
