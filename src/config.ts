@@ -280,6 +280,36 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
   };
 }
 
+/**
+ * The settings by which a server judges what the admin CLI also writes (callback URLs, a user's
+ * country), recorded in its database at start under DEPLOYMENT_RECORD: an `admin` command not given
+ * one judges as the server of its database does, not by the sandbox's defaults.
+ */
+const DEPLOYMENT_SETTINGS = ['REGION', 'PHASE', 'DELIVERY_ALLOW_LIST'] as const satisfies readonly (keyof Settings)[];
+export const DEPLOYMENT_RECORD = 'deployment-settings';
+
+/** What a server records of its settings (the JSON of DEPLOYMENT_SETTINGS as it resolved them). */
+export function deploymentRecord(config: Config): string {
+  return JSON.stringify({ REGION: config.region, PHASE: config.phase, DELIVERY_ALLOW_LIST: config.deliveryAllowList.join(',') });
+}
+
+/** `settings`, with those of DEPLOYMENT_SETTINGS it leaves out taken from a server's record (null: none recorded). */
+export function withDeploymentRecord(settings: Settings, record: string | null): Settings {
+  let recorded: unknown;
+  try {
+    recorded = record === null ? null : JSON.parse(record);
+  } catch {
+    return settings;
+  }
+  if (typeof recorded !== 'object' || recorded === null) return settings;
+  const filled: Settings = { ...settings };
+  for (const name of DEPLOYMENT_SETTINGS) {
+    const value = (recorded as Record<string, unknown>)[name];
+    if ((filled[name] === undefined || filled[name] === '') && typeof value === 'string') filled[name] = value;
+  }
+  return filled;
+}
+
 /** The public base URL of DESIGN A.1: `https://{region}-qa-ext.{domain}` in QA, `https://{region}-ext.{domain}` in OP. */
 export function baseUrl(config: Pick<Config, 'region' | 'phase' | 'domain'>): string {
   const region = config.region.toLowerCase();

@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { buildApp, type App } from './app.js';
-import { baseUrl, ConfigError, configWarnings, type Config } from './config.js';
+import { baseUrl, ConfigError, configWarnings, deploymentRecord, DEPLOYMENT_RECORD, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startDelivery, type Delivery } from './delivery/index.js';
 import { startGateway, type Gateway } from './gateway/index.js';
@@ -104,6 +104,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // On a shared database every node keeps the database's time, which the store compares across nodes.
     time = await processClock(store.capabilities);
     const { clock } = time;
+    // For the admin CLI on this database, which judges callback URLs and countries as this server does.
+    await store.writeSharedSetting(DEPLOYMENT_RECORD, deploymentRecord(config));
     const ctx = createContext(config, store, clock, { scheduler: timerScheduler });
     app = await buildApp(ctx, { broker: () => gateway !== undefined && (gateway.mode === 'disabled' || gateway.connected()) });
     const mqtt = await startMqtt(config, ctx, app, options.anyPortIfTaken ?? false);

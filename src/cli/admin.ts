@@ -13,7 +13,7 @@ import { DEVICE_TYPES } from '../catalog/index.js';
 import { parseLimit, parseSince } from '../admin/messages.js';
 import { wellFormedDeviceId } from '../admin/common.js';
 import { deviceView, iso, messageView, serviceView } from '../admin/views.js';
-import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
+import { ConfigError, DEPLOYMENT_RECORD, loadConfig, sqliteFile, withDeploymentRecord, type Config, type Settings } from '../config.js';
 import { createContext, type AppContext } from '../context.js';
 import { fail } from '../errors.js';
 import { parseJsonText, type JsonTextError } from '../json.js';
@@ -37,8 +37,11 @@ const ADMIN_SETTINGS = ['DATABASE_URL', 'REGION', 'PHASE', 'DELIVERY_ALLOW_LIST'
  * command neither uses nor offers a flag to correct.
  */
 export function databaseConfig(options: Record<string, unknown>, env: NodeJS.ProcessEnv, names: readonly SettingName[]): Config {
-  const settings = readSettings(options, env);
-  return loadConfig('sandbox', Object.fromEntries(names.map((name) => [name, settings[name]])));
+  return loadConfig('sandbox', pickSettings(readSettings(options, env), names));
+}
+
+function pickSettings(settings: Settings, names: readonly SettingName[]): Settings {
+  return Object.fromEntries(names.map((name) => [name, settings[name]]));
 }
 
 /**
@@ -58,10 +61,15 @@ function action(env: NodeJS.ProcessEnv, handler: Handler) {
   return async (...params: unknown[]): Promise<void> => {
     // Commander calls an action with the positional arguments, then the options, then the command.
     const command = params.at(-1) as Command;
-    const config = databaseConfig(command.optsWithGlobals(), env, ADMIN_SETTINGS);
-    const store = await openStore(existingDatabase(config.databaseUrl));
+    const options = command.optsWithGlobals();
+    // Checked before the database is opened: a setting given wrong is refused as it is.
+    const given = databaseConfig(options, env, ADMIN_SETTINGS);
+    const store = await openStore(existingDatabase(given.databaseUrl));
     let time: { clock: Clock; stop: () => void } | undefined;
     try {
+      // Settings not given are the database's server's, as it recorded them (DEPLOYMENT_RECORD).
+      const recorded = await store.readSharedSetting(DEPLOYMENT_RECORD);
+      const config = loadConfig('sandbox', withDeploymentRecord(pickSettings(readSettings(options, env), ADMIN_SETTINGS), recorded));
       // The times it writes (a resend's, a recovery's) are compared with the nodes', which keep the database's.
       time = await processClock(store.capabilities);
       const ctx = createContext(config, store, time.clock);

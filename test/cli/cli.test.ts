@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { runCli } from './process.js';
+import { exitCode, runCli, startCli, stdoutUntil } from './process.js';
 
 describe('appliance-cloud (a real process)', () => {
   it('--help lists the commands', async () => {
@@ -274,5 +274,45 @@ describe('appliance-cloud admin (a real process on a SQLite file)', () => {
   it('refuses a malformed device id with 1224, as the admin API does', async () => {
     const { code, stderr } = await runCli(['admin', 'devices', 'get', 'bad!id'], env);
     expect([code, stderr.trim()]).toEqual([1, 'error 1224: Device id "bad!id" is malformed: it must be 1 to 128 of A-Z, a-z, 0-9, _ and -.']);
+  });
+});
+
+describe('admin on the database of a server that ran (real processes on a SQLite file)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'appliance-cloud-deployment-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
+    const server = startCli(['serve', '--host', '127.0.0.1', '--port', '0'], {
+      ...env,
+      ADMIN_TOKEN: 't',
+      MQTT_PORT: '0',
+      LOG_LEVEL: 'info',
+      PHASE: 'OP',
+      REGION: 'EIC',
+      DELIVERY_ALLOW_LIST: '10.1.2.3',
+    });
+    await stdoutUntil(server, /listening on/);
+    server.kill('SIGTERM');
+    expect(await exitCode(server)).toBe(0);
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('judges as that server did when not told otherwise: its phase, its allow list and its region', async () => {
+    const create = (url: string, ...more: string[]) =>
+      runCli(['admin', 'services', 'create', '--name', 'P', '--allowed-devices', 'DEVICE_WASHER', '--callback-url', url, ...more], env);
+    const refused = await create('http://127.0.0.1:3000/hooks');
+    expect([refused.code, refused.stderr.trim()]).toEqual([
+      1,
+      'error 1102: callbackUrl "http://127.0.0.1:3000/hooks" cannot receive messages: phase OP accepts only https: callback URLs.',
+    ]);
+    expect((await create('https://10.1.2.3/hooks')).code).toBe(0);
+    // What the command is told wins over what the server recorded.
+    expect((await create('http://127.0.0.1:3000/hooks', '--phase', 'QA')).code).toBe(0);
+
+    const korean = await runCli(['admin', 'users', 'create', '--country-code', 'KR'], env);
+    expect([korean.code, korean.stderr.trim()]).toEqual([1, expect.stringMatching(/^error 1102: countryCode must be a country of this deployment's region EIC /)]);
+    expect((await runCli(['admin', 'users', 'create', '--country-code', 'DE'], env)).code).toBe(0);
   });
 });
