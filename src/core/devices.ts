@@ -321,6 +321,16 @@ export class Devices {
     if (!known) throw new DeviceNotRegistered(`Device ${deviceId} is not registered.`);
   }
 
+  /**
+   * Marks every real device offline, as a broker that starts finds them: none connected yet. How
+   * many were online.
+   */
+  async setRealDevicesOffline(): Promise<number> {
+    const ids = await this.deps.store.setRealDevicesOffline();
+    for (const deviceId of ids) await this.lookups.deviceChanged(deviceId);
+    return ids.length;
+  }
+
   // Lifecycle calls of the admin API and the CLI; the store records the A.8 messages of each.
 
   /** Renames a device; records DEVICE_ALIAS_CHANGED. */

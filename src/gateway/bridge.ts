@@ -41,6 +41,8 @@ export interface DeviceSink {
   push(deviceId: string, pushCode: unknown, registration?: string, consuming?: () => boolean): Promise<void>;
   /** Changed only on the registration whose secret hash is `registration`, when given. */
   setConnection(deviceId: string, online: boolean, registration?: string, consuming?: () => boolean): Promise<void>;
+  /** Marks every real device offline; how many were online. */
+  setRealDevicesOffline(): Promise<number>;
 }
 
 /** Where command results go (the command channel). */

@@ -117,6 +117,11 @@ async function startEmbedded(deps: GatewayDeps, listen: { port: number; host?: s
   const channel = new MqttCommandChannel((topic, payload): Promise<void> => broker.publish(topic, payload));
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger: deps.logger, metrics: deps.metrics });
   const broker: EmbeddedBroker = new EmbeddedBroker({ ...listen, store: deps.store, registrations: deps.registrations, logger: deps.logger, metrics: deps.metrics, bridge });
+  // No device is connected to a broker that starts, whatever the database says: a node that was killed
+  // left its devices online (a stop marks them offline, a crash cannot). The embedded broker serves a
+  // deployment of one node; several share an external broker (DESIGN B).
+  const stale = await deps.devices.setRealDevicesOffline();
+  if (stale > 0) deps.logger.info({ devices: stale }, 'MQTT gateway: devices left online by the last run marked offline until they connect');
   const port = await broker.start();
   deps.logger.info({ port }, 'MQTT gateway: embedded broker listening');
   const shutDown = async () => {

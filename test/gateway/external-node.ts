@@ -23,6 +23,7 @@ const gateway = await startGateway({
       return reports.map((report) => process.stdout.write(`report ${deviceId} ${(report as { n: number }).n}\n`));
     },
     push: async () => undefined,
+    setRealDevicesOffline: async () => 0,
     setConnection: async () => undefined,
   },
   store,

@@ -752,6 +752,21 @@ describe("embedded broker: a device's connection and its online flag (DESIGN B; 
   const bare = (extra: Partial<IClientOptions> = {}) =>
     connectAsync(cloud.url, { clientId: device.deviceId, username: device.deviceId, password: device.secret, reconnectPeriod: 0, ...extra });
 
+  it('marks offline as it starts the real devices a killed run left online, for none is connected to it yet; virtual ones stay as they were', async () => {
+    // What a run killed with the device connected leaves: the flag, and no connection.
+    await cloud.ctx.devices.setConnection(device.deviceId, true);
+    const { device: virtual } = await cloud.ctx.devices.register(cloud.world.userNumber, { deviceType: 'DEVICE_CEILING_FAN', alias: 'Fan', virtual: true });
+    await cloud.gateway.close();
+    expect(await online()).toBe(true);
+
+    const restarted = await cloud.addNode();
+    expect(await online()).toBe(false);
+    expect((await p.state(virtual.deviceId)).online).toBe(true);
+    const client = await connectAsync(`mqtt://127.0.0.1:${restarted.port}`, { clientId: device.deviceId, username: device.deviceId, password: device.secret, reconnectPeriod: 0 });
+    await waitFor(async () => expect(await online()).toBe(true));
+    await client.endAsync();
+  });
+
   it('marks a device offline when its socket is destroyed and it left no will', async () => {
     const client = await bare();
     await client.publishAsync(topicOf(device.deviceId, 'connection'), JSON.stringify({ online: true }), { qos: 1, retain: true });

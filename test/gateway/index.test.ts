@@ -6,7 +6,7 @@ import type { Device } from '../../src/core/model.js';
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const deps = (settings: Record<string, string>): GatewayDeps => ({
   config: loadConfig('test', settings),
-  devices: { reports: async (_deviceId, reports) => reports, push: async () => undefined, setConnection: async () => undefined },
+  devices: { reports: async (_deviceId, reports) => reports, push: async () => undefined, setConnection: async () => undefined, setRealDevicesOffline: async () => 0 },
   // The external broker here refuses before any lease is asked for.
   store: { getDevice: async () => undefined, holdLease: async () => true, releaseLease: async () => undefined },
   registrations: { getDevice: () => undefined, onDeviceChanged: () => undefined },

@@ -77,4 +77,6 @@ export interface DevicesArea {
   setOnline(deviceId: string, online: boolean, secretHash?: string): Promise<boolean>;
   /** How many devices are connected now (a gauge of /metrics). */
   countOnlineDevices(): Promise<number>;
+  /** Marks every real device offline; the ids of those that were online. */
+  setRealDevicesOffline(): Promise<string[]>;
 }

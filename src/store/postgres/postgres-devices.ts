@@ -389,6 +389,10 @@ async function setOnline(sql: Sql, deviceId: string, online: boolean, secretHash
   return updated === 1;
 }
 
+async function setRealDevicesOffline(sql: Sql): Promise<string[]> {
+  return (await sql.all<{ device_id: string }>('UPDATE devices SET online = false WHERE online AND NOT virtual RETURNING device_id')).map((r) => r.device_id);
+}
+
 async function countOnlineDevices(sql: Sql): Promise<number> {
   return (await sql.one<{ n: number }>('SELECT count(*)::integer AS n FROM devices WHERE online'))?.n ?? 0;
 }
@@ -456,7 +460,7 @@ export function postgresDevices(sql: Sql, groups: DeviceReports): DevicesArea {
   return {
     ...area(sql, {
       registerDevice, shareDevice, unregisterDevice, renameDevice, getDevice, listUserDevices, listVirtualDevices,
-      recordPush, setOnline, countOnlineDevices,
+      recordPush, setOnline, countOnlineDevices, setRealDevicesOffline,
     }),
     getDeviceState: async (deviceId) => {
       const row = await states.read(deviceId);

@@ -256,6 +256,10 @@ function setOnline(sql: Sql, deviceId: string, online: boolean, secretHash?: str
   return sql.run('UPDATE devices SET online = ? WHERE device_id = ? AND (? IS NULL OR secret_hash = ?)', flag(online), deviceId, secret, secret) === 1;
 }
 
+function setRealDevicesOffline(sql: Sql): string[] {
+  return sql.write(() => sql.all<{ device_id: string }>('UPDATE devices SET online = 0 WHERE online = 1 AND virtual = 0 RETURNING device_id').map((r) => r.device_id));
+}
+
 function countOnlineDevices(sql: Sql): number {
   return sql.one<{ n: number }>('SELECT count(*) AS n FROM devices WHERE online = 1')?.n ?? 0;
 }
@@ -413,5 +417,10 @@ export function sqliteDevices(sql: Sql, reports: GroupCommit, now: () => number 
     recordPush: (deviceId, pushCode, at, secretHash) => reports.run(() => recordPush(sql, deviceId, pushCode, at, secretHash)),
     setOnline: async (deviceId, online, secretHash) => changing(deviceId, () => setOnline(sql, deviceId, online, secretHash)),
     countOnlineDevices: async () => countOnlineDevices(sql),
+    setRealDevicesOffline: async () => {
+      const ids = setRealDevicesOffline(sql);
+      for (const id of ids) statuses.delete(id);
+      return ids;
+    },
   };
 }
