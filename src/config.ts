@@ -116,10 +116,11 @@ function logLevel(raw: string | undefined, fallback: string): string {
 
 /**
  * Never echo a password that a URL may carry: everything between `//` and the last `@`, so that a
- * password with an unencoded `/` or `@` (a URL that does not parse, and so is echoed) is hidden too.
+ * password with an unencoded `/` or `@` (a URL that does not parse, and so is echoed) is hidden too,
+ * and a `password` parameter of its query, which the pg driver takes as well.
  */
 export function redactDatabaseUrl(databaseUrl: string): string {
-  return databaseUrl.replace(/\/\/.*@/, '//***@');
+  return databaseUrl.replace(/\/\/.*@/, '//***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 /** The file a `sqlite:` DATABASE_URL names (`sqlite:///abs/path` and `sqlite:relative/path` alike); null for memory or another database. */

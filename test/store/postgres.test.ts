@@ -179,6 +179,27 @@ describe.skipIf(unreachable !== undefined)('PostgreSQL store', () => {
         }
       });
 
+      it("wait past a lock_timeout of the URL for another node's migration", async () => {
+        const waited = await createTestDatabase(adminUrl);
+        try {
+          const pool = openPool(`${waited.url}${waited.url.includes('?') ? '&' : '?'}lock_timeout=100`);
+          // Another node migrating: it holds the migrations' lock for 0.5 s after this one asks for it.
+          const other = new pg.Client({ connectionString: waited.url });
+          await other.connect();
+          await other.query('BEGIN');
+          await other.query("SELECT pg_advisory_xact_lock(hashtext('appliance-cloud schema_migrations'))");
+          const migrating = migrate(Sql.over(pool), [{ version: 1, name: '001_one.sql', sql: 'SELECT 1' }], 0);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          await other.query('COMMIT');
+          await other.end();
+          const applied = await migrating;
+          await pool.end();
+          expect(applied).toEqual([1]);
+        } finally {
+          await waited.drop();
+        }
+      });
+
       it("003 on an outbox written under 002: each queue's first open message is claimed, then the next", async () => {
         const old = await createTestDatabase(adminUrl);
         try {

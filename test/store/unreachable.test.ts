@@ -27,6 +27,13 @@ describe('unusableDatabase', () => {
     expect(unusableDatabase(driverError('no schema has been selected to create in', '3F000'), URL)?.message).toMatch(/refused a parameter of the URL \(no schema has been selected to create in\)/);
   });
 
+  it('hides a password given as a parameter of the query, which the driver takes too', () => {
+    const inQuery = 'postgres://app@db.internal:5432/app?sslmode=disable&password=hunter2';
+    expect(unusableDatabase(driverError('password authentication failed for user "app"', '28P01'), inQuery)?.message).toBe(
+      'DATABASE_URL: PostgreSQL at db.internal:5432 refused the login (password authentication failed for user "app"); check the user and password of postgres://***@db.internal:5432/app?sslmode=disable&password=***',
+    );
+  });
+
   it('leaves another answer of the server as it is, even when it speaks of a timeout', () => {
     expect(unusableDatabase(driverError('canceling statement due to statement timeout', '57014'), URL)).toBeUndefined();
   });

@@ -18,8 +18,9 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 export async function migrate(sql: Sql, migrations: Migration[], at: number): Promise<number[]> {
   return sql.transaction(async (tx) => {
     // The pool cancels a statement past 30 s; an index built over a week of outbox may take longer, and
-    // so may the wait of a node for another's migration.
+    // so may the wait of a node for another's migration, which a lock_timeout of DATABASE_URL would cut short too.
     await tx.run('SET LOCAL statement_timeout = 0');
+    await tx.run('SET LOCAL lock_timeout = 0');
     await tx.run("SELECT pg_advisory_xact_lock(hashtext('appliance-cloud schema_migrations'))");
     await tx.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version    integer PRIMARY KEY,
