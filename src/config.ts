@@ -32,6 +32,8 @@ export interface Config {
   /** Whether devices registered through the admin API are virtual unless told otherwise. */
   virtualByDefault: boolean;
   simTimeScale: number;
+  /** Whether SIM_TIME_SCALE was given: only then does a start set the deployment's time scale. */
+  simTimeScaleSet: boolean;
   deliveryRetrySchedule: string;
   deliveryAttemptTimeoutMs: number;
   /** Hosts or CIDRs that phase OP may deliver to although they are private. */
@@ -271,6 +273,7 @@ export function loadConfig(mode: Mode, settings: Settings): Config {
     eventSubscriptionLimit: integer('EVENT_SUBSCRIPTION_LIMIT', settings.EVENT_SUBSCRIPTION_LIMIT, 100, 1),
     virtualByDefault: sandbox,
     simTimeScale: timeScale(settings.SIM_TIME_SCALE, sandbox ? 10 : 1),
+    simTimeScaleSet: Boolean(settings.SIM_TIME_SCALE),
     deliveryRetrySchedule: checked('DELIVERY_RETRY_SCHEDULE', settings.DELIVERY_RETRY_SCHEDULE || (sandbox ? '1s,5s,30s,2m,5m' : '5s,5m,30m,2h,5h,10h,10h'), parseRetrySchedule),
     deliveryAttemptTimeoutMs: integer('DELIVERY_ATTEMPT_TIMEOUT_MS', settings.DELIVERY_ATTEMPT_TIMEOUT_MS, 10_000, 1, MAX_TIMER_MS),
     deliveryAllowList,

@@ -75,6 +75,7 @@ function createSimulator(config: Config, store: Store, clock: Clock, devices: De
     clock,
     scheduler,
     timeScale: config.simTimeScale,
+    timeScaleSet: config.simTimeScaleSet,
     onError: (error, deviceId) =>
       log.error({ err: error, deviceId }, deviceId === '*' ? 'Simulator: the virtual appliances or its turn could not be read' : 'Simulator: a minute of the device failed'),
     sharing: simulatorSharing(store),

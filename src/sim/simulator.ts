@@ -44,6 +44,11 @@ export interface SimulatorDeps {
   scheduler: Scheduler;
   /** 1 = real time; 10 = ten simulated minutes per real minute. */
   timeScale: number;
+  /**
+   * Sharing, whether `timeScale` was asked for (SIM_TIME_SCALE) and so becomes the deployment's at
+   * start; a default gives way to the scale the deployment has.
+   */
+  timeScaleSet?: boolean;
   /** Told about a step that failed (`*` for the roster or the turn); the loop carries on with the next device. */
   onError: (error: unknown, deviceId: string) => void;
   /** With several nodes on one database; without (the MQTT fleet of `sim devices`), this simulator is the only one. */
@@ -143,13 +148,14 @@ export class Simulator implements DeviceChannel {
 
   /**
    * Adopts every virtual device in the store (a running programme resumes from its status) and starts
-   * the clock. Sharing, its own time scale becomes the deployment's, as SIM_TIME_SCALE sets it at each start.
+   * the clock. Sharing, a time scale it was given becomes the deployment's, as SIM_TIME_SCALE sets it
+   * at each start; without one it takes the deployment's (its turn check).
    */
   async start(): Promise<void> {
     if (this.loop !== 'stopped') return;
     this.loop = 'running';
     try {
-      await this.deps.sharing?.writeScale(this.scale);
+      if (this.deps.timeScaleSet !== false) await this.deps.sharing?.writeScale(this.scale);
       await this.checkTurn();
       if (this.stepping) await this.refreshRoster();
     } catch (error) {

@@ -65,4 +65,11 @@ it("takes the deployment's time scale from the node told it, and a node's SIM_TI
   await w.ctx.simulator.checkTurn();
   await second.simulator.checkTurn();
   expect([w.ctx.simulator.timeScale, second.simulator.timeScale]).toEqual([5, 5]);
+
+  // A node started without SIM_TIME_SCALE takes the deployment's scale rather than set its default.
+  const unset = createContext(loadConfig('test', {}), w.ctx.store, w.scheduler, { scheduler: w.scheduler });
+  others.push(unset);
+  await unset.simulator.start();
+  await w.ctx.simulator.checkTurn();
+  expect([unset.simulator.timeScale, w.ctx.simulator.timeScale]).toEqual([5, 5]);
 });
