@@ -101,6 +101,8 @@ export async function connectService(options: ServiceConnectionOptions): Promise
     ...(options.sessionExpiryS === undefined ? {} : { properties: { sessionExpiryInterval: options.sessionExpiryS } }),
     reconnectPeriod: 1000,
     connectTimeout: timeoutMs,
+    // A command published while this connection is down fails at once (2209), not sent on reconnect after its control ended.
+    queueQoSZero: false,
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
   });

@@ -171,7 +171,7 @@ export class EmbeddedBroker {
   }
 
   /**
-   * Publishes as the broker itself, QoS 1; resolves once the subscribers' copies are queued. A
+   * Publishes a command as the broker itself, QoS 0 (see PublishCommand); resolves once the subscribers' copies are handed on. A
    * command never reaches a connection that no longer speaks for its device (unregistered since, or
    * registered again with a new secret, perhaps for another owner): that one is cut off first.
    */
@@ -181,7 +181,7 @@ export class EmbeddedBroker {
     if (client) await this.dropIfUnregistered(client);
     const { aedes } = this;
     if (!aedes) throw new Error('the embedded broker is not running');
-    const packet: PublishPacket = { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false };
+    const packet: PublishPacket = { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 0, retain: false, dup: false };
     await new Promise<void>((resolve, reject) => aedes.publish(packet, (error) => (error ? reject(error) : resolve())));
   }
 

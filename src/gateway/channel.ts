@@ -13,7 +13,11 @@ import type { ErrorCode } from '../errors.js';
 import { randomId } from '../ids.js';
 import type { Device } from '../core/model.js';
 
-/** Publishes at QoS 1; resolves once the broker has the message. */
+/**
+ * Publishes at QoS 0, which no broker keeps for a session without a connection: a command is for
+ * the device connected now. Kept at QoS 1, it reached a device that came back after its control had
+ * failed (answered 2209 or 1222), which then ran it.
+ */
 export type PublishCommand = (topic: string, payload: string) => Promise<void>;
 
 /** The refusals a device may give (A.7: its run state decides); any other code becomes 2208. */

@@ -77,7 +77,7 @@ async function startExternal(deps: GatewayDeps, url: string): Promise<Gateway> {
   });
   logger.info({ broker: redactUrl(url) }, 'MQTT gateway connected to an external broker');
   const channel = new MqttCommandChannel(async (topic, payload) => {
-    await commands.publishAsync(topic, payload, { qos: 1 });
+    await commands.publishAsync(topic, payload, { qos: 0 });
   });
   const bridge = new Bridge({ devices: deps.devices, results: channel, logger, metrics });
   const reporting = { logger, metrics };

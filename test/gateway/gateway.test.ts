@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectAsync, type IClientOptions } from 'mqtt';
+import { connect, connectAsync, type IClientOptions } from 'mqtt';
 import { generate as generatePacket, parser as mqttPacketParser, type Packet } from 'mqtt-packet';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -308,6 +308,36 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
     const res = await p.call('POST', `/devices/${device.deviceId}`, { airFlow: { windStrengthLevel: 'LOW' } });
     expect(res.statusCode).toBe(416);
     expect(res.json().error).toEqual({ code: '1222', message: `Device ${device.deviceId} went offline before it answered the command.` });
+  });
+
+  it('never hands a device a command whose control already failed: one sent while its kept session had no connection is not queued for it', async () => {
+    const session = {
+      clientId: device.deviceId,
+      username: device.deviceId,
+      password: device.secret,
+      protocolVersion,
+      clean: false,
+      reconnectPeriod: 0,
+      ...(protocolVersion === 5 ? { properties: { sessionExpiryInterval: 300 } } : {}),
+    };
+    const first = await connectAsync(cloud.url, session);
+    await first.subscribeAsync(topicOf(device.deviceId, 'command'), { qos: 1 });
+    await first.endAsync();
+
+    // The control's command goes out while the device is away, and fails at its timeout.
+    const registered = (await cloud.ctx.store.getDevice(device.deviceId))!;
+    const outcome = await cloud.gateway.channel.sendCommand(registered, (await p.state(device.deviceId)).status, { airFlow: { windStrengthLevel: 'LOW' } }, 300);
+    expect(outcome).toMatchObject({ ok: false, code: '2209' });
+
+    const commands: string[] = [];
+    // Listening before it connects: what a kept session holds comes right after CONNACK.
+    const back = connect(cloud.url, session);
+    back.on('message', (topic, payload) => commands.push(`${topic} ${payload.toString()}`));
+    await new Promise((resolve) => back.once('connect', resolve));
+    // It comes before the PUBACK of anything sent after CONNACK.
+    await back.publishAsync(topicOf(device.deviceId, 'state'), JSON.stringify({ humidity: { currentHumidity: 50 } }), { qos: 1 });
+    expect(commands).toEqual([]);
+    await back.endAsync();
   });
 
   it('marks a device offline by its will after an abrupt disconnect', async () => {
