@@ -53,6 +53,8 @@ export interface Cloud {
   world: World;
   /** Where devices connect. */
   url: string;
+  /** The deployment's name on an external broker (MQTT_DEPLOYMENT), one per test. */
+  deployment: string;
   /** Registers a real (MQTT) device to the world's user, with an id unique on a shared broker. */
   addDevice(): Promise<RealDevice>;
   /** Connects a device client; it is closed with the cloud. */
@@ -65,11 +67,15 @@ export interface Cloud {
 /**
  * `databaseUrl`: the store's database instead of the test database (a file another connection can
  * lock). `protocolVersion`: the MQTT version devices connected by `connect` speak (default 4, 3.1.1).
+ * `mosquitto`: another Mosquitto than the machine's, where the cloud and devices connect to listeners of their own.
  */
-export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs?: number; databaseUrl?: string; protocolVersion?: 4 | 5 } = {}): Promise<Cloud> {
+export async function startCloud(
+  broker: BrokerKind,
+  options: { controlTimeoutMs?: number; databaseUrl?: string; protocolVersion?: 4 | 5; mosquitto?: { cloudUrl: string; deviceUrl: string } } = {},
+): Promise<Cloud> {
   const settings = {
     CONTROL_TIMEOUT_MS: String(options.controlTimeoutMs ?? 5000),
-    ...(broker === 'mosquitto' ? { MQTT_URL: MOSQUITTO_URL } : {}),
+    ...(broker === 'mosquitto' ? { MQTT_URL: options.mosquitto?.cloudUrl ?? MOSQUITTO_URL } : {}),
   };
   const config = loadConfig('test', settings);
   const { store, close: closeStore } = await testStore(options.databaseUrl);
@@ -96,7 +102,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
   ctx.channels.attach('real', started.channel);
   const nodes: Gateway[] = [started];
   const world = await createWorld(ctx, { deviceTypes: [] });
-  const url = broker === 'mosquitto' ? MOSQUITTO_URL : `mqtt://127.0.0.1:${started.port}`;
+  const url = broker === 'mosquitto' ? (options.mosquitto?.deviceUrl ?? MOSQUITTO_URL) : `mqtt://127.0.0.1:${started.port}`;
   const clients: DeviceClient[] = [];
   const deviceIds: string[] = [];
 
@@ -107,6 +113,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
     gateway: started,
     world,
     url,
+    deployment,
     async addDevice() {
       const { device, deviceSecret } = await ctx.devices.register(world.userNumber, {
         deviceType: DEVICE_TYPE,
@@ -131,7 +138,7 @@ export async function startCloud(broker: BrokerKind, options: { controlTimeoutMs
     async close() {
       await Promise.all(clients.map((client) => client.mqtt.endAsync(true)));
       for (const node of nodes) await node.close();
-      if (broker === 'mosquitto' && deviceIds.length) await clearRetained(deviceIds);
+      if (broker === 'mosquitto' && !options.mosquitto && deviceIds.length) await clearRetained(deviceIds);
       await app.close();
       await closeStore();
     },
