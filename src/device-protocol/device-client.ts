@@ -88,9 +88,12 @@ export class DeviceClient {
     await this.mqtt.publishAsync(topicOf(this.deviceId, 'state'), encodeReport(status), QOS1);
   }
 
-  /** A notification code of the device's profile, e.g. `WASHING_IS_COMPLETE`. */
+  /**
+   * A notification code of the device's profile, e.g. `WASHING_IS_COMPLETE`; at QoS 2, since a QoS 1
+   * push sent again after its acknowledgement was lost (a dropped link) would tell the partner twice.
+   */
   async push(pushCode: string): Promise<void> {
-    await this.mqtt.publishAsync(topicOf(this.deviceId, 'push'), encodePush({ pushCode }), QOS1);
+    await this.mqtt.publishAsync(topicOf(this.deviceId, 'push'), encodePush({ pushCode }), { qos: 2 });
   }
 
   /** Says offline (a clean disconnect does not fire the will) and disconnects. */

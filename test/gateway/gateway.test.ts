@@ -149,8 +149,9 @@ for (const { broker, protocolVersion, skip } of BROKERS) describe.skipIf(skip)(`
     // turns into an error; in 3.1.1 plainly, as Mosquitto does before the cloud sees it.
     const tellsWhy = broker === 'embedded' && protocolVersion === 5;
     const reasons: unknown[] = [];
+    // The push goes at QoS 2: its refusal comes in the PUBREC.
     client.mqtt.on('packetreceive', (packet) => {
-      if (packet.cmd === 'puback' && packet.reasonCode) reasons.push(packet.properties?.reasonString);
+      if ((packet.cmd === 'puback' || packet.cmd === 'pubrec') && packet.reasonCode) reasons.push(packet.properties?.reasonString);
     });
     const refused = (sending: Promise<unknown>) => (tellsWhy ? expect(sending).rejects.toMatchObject({ code: 0x83 }) : sending);
     await refused(client.report({ humidity: { currentHumidity: 'wet' } }));
@@ -471,6 +472,25 @@ describe.skipIf(!MOSQUITTO_UP)('MQTT gateway with several nodes on one external 
     const newestFirst = (await p.messages(device.deviceId, 'DEVICE_STATUS')).map((m) => (m.event?.report as { humidity: { currentHumidity: number } }).humidity.currentHumidity);
     expect(newestFirst.reverse()).toEqual(levels);
   }, 20_000);
+});
+
+describe.skipIf(!MOSQUITTO_UP)('the reference device client on the wire (DESIGN B)', () => {
+  it('sends pushes at QoS 2, which a broker takes once however often a lost acknowledgement makes it send them', async () => {
+    const cloud = await startCloud('mosquitto');
+    try {
+      const device = await cloud.addDevice();
+      // The machine's Mosquitto lets a stranger watch: it gets the push at the QoS it was sent with.
+      const watcher = await connectAsync(cloud.url, { clientId: `watcher-${device.deviceId}`, reconnectPeriod: 0 });
+      await watcher.subscribeAsync(topicOf(device.deviceId, 'push'), { qos: 2 });
+      const seen = new Promise<number>((resolve) => watcher.once('message', (_topic, _payload, packet) => resolve(packet.qos)));
+      const client = await cloud.connect(device);
+      await client.push('WATER_IS_FULL');
+      expect(await seen).toBe(2);
+      await watcher.endAsync();
+    } finally {
+      await cloud.close();
+    }
+  });
 });
 
 describe('embedded broker access rules (DESIGN B)', () => {
