@@ -57,7 +57,7 @@ export interface DeviceStreamOptions {
 export interface DeviceStream {
   /** Whether this node consumes the stream now. */
   holding(): boolean;
-  /** True unless this node holds the stream and its connection is down. */
+  /** False while this node holds the stream and its connection is down, or the broker refused it the stream at its last turn. */
   healthy(): boolean;
   /** Stops trying; the holder hands over what it took, then gives the lease up. */
   close(): Promise<void>;
@@ -70,6 +70,8 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
   const leaseName = `mqtt devices ${deployment}`;
   let held: { client: MqttClient; consumer: Consumer; expiry: NodeJS.Timeout; lease: Lease } | null = null;
   let closed = false;
+  /** The lease was this node's, and it could not consume the stream (the broker refused it): not healthy. */
+  let cannotConsume = false;
 
   /** Ends consuming; `handOver`: after the message in flight, as in a clean stop. */
   const release = async (handOver: boolean): Promise<void> => {
@@ -118,6 +120,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
     if (closed) return;
     if (!holds) {
       if (held) logger.warn({ deployment }, 'The lease of the device stream went to another node; this one stops consuming it');
+      cannotConsume = false;
       return release(false);
     }
     // Stop a third of the lease before the database would let another node take it.
@@ -136,10 +139,14 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
     try {
       const started = await consume(lease);
       held = { ...started, expiry, lease };
+      cannotConsume = false;
       logger.info({ deployment }, 'This node consumes the device stream');
     } catch (error) {
       clearTimeout(expiry);
-      logger.error({ err: error }, 'Could not consume the device stream; trying again');
+      cannotConsume = true;
+      // Given up at once: renewed by a node that cannot consume, it would keep every other node from the stream.
+      logger.error({ err: error }, 'Could not consume the device stream; its lease is given up for another node, and this one tries again');
+      await leases.releaseLease(leaseName, node).catch((releaseError: unknown) => logger.warn({ err: releaseError }, 'Could not give the lease of the device stream up'));
     }
   };
 
@@ -155,7 +162,7 @@ export async function startDeviceStream(options: DeviceStreamOptions): Promise<D
 
   return {
     holding: () => held !== null && runs(held.lease),
-    healthy: () => held === null || held.client.connected,
+    healthy: () => !cannotConsume && (held === null || held.client.connected),
     async close() {
       closed = true;
       clearInterval(timer);

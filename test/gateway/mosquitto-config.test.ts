@@ -12,7 +12,11 @@ import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { topicOf } from '../../src/device-protocol/topics.js';
+import { Bridge } from '../../src/gateway/bridge.js';
+import type { MqttCommandChannel } from '../../src/gateway/channel.js';
+import { startDeviceStream } from '../../src/gateway/device-stream.js';
 import { startCloud, type Cloud, type RealDevice } from './fixture.js';
+import { TEST_STREAM } from './settings.js';
 
 const EXAMPLE = join(import.meta.dirname, '../../examples/mosquitto');
 const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((path) => existsSync(path));
@@ -38,6 +42,7 @@ describe.skipIf(!MOSQUITTO)("README's Mosquitto for several nodes (examples/mosq
   let broker: ChildProcess;
   let cloud: Cloud;
   let deviceUrl: string;
+  let refusedUrl: string;
   const devices: RealDevice[] = [];
 
   /** A device registered in the cloud, and given its login on the broker. */
@@ -65,6 +70,7 @@ describe.skipIf(!MOSQUITTO)("README's Mosquitto for several nodes (examples/mosq
     broker = spawn(MOSQUITTO!, ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
     deviceUrl = `mqtt://127.0.0.1:${devicePort}`;
     const cloudUrl = `mqtt://appliance-cloud:${CLOUD_PASSWORD}@127.0.0.1:${cloudPort}`;
+    refusedUrl = `mqtt://appliance-cloud:not-the-password@127.0.0.1:${cloudPort}`;
     await vi.waitFor(async () => (await connectAsync(cloudUrl, { reconnectPeriod: 0 })).endAsync(), { timeout: 10_000, interval: 100 });
     cloud = await startCloud('mosquitto', { controlTimeoutMs: 3000, mosquitto: { cloudUrl, deviceUrl } });
   }, 30_000);
@@ -104,5 +110,32 @@ describe.skipIf(!MOSQUITTO)("README's Mosquitto for several nodes (examples/mosq
     await waitFor(async () => expect((await cloud.ctx.devices.state(victim.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 58 } }));
     expect(victimClosed).toBe(false);
     await kept.endAsync();
+  });
+
+  it('hands the device stream on from a node the broker refuses it to, which says it is not healthy', async () => {
+    const device = await addDevice();
+    const client = await vi.waitFor(() => cloud.connect(device, { reconnectPeriod: 0 }), { timeout: 5000, interval: 50 });
+    // The node that holds the stream stops; one whose stream connection the broker refuses takes its lease.
+    await cloud.gateway.close();
+    const logger = { debug() {}, info() {}, warn() {}, error() {} };
+    const refused = await startDeviceStream({
+      url: refusedUrl,
+      deployment: cloud.deployment,
+      node: 'refused-node',
+      leases: cloud.ctx.store,
+      bridge: new Bridge({ devices: cloud.ctx.devices, results: cloud.gateway.channel as MqttCommandChannel, logger }),
+      reporting: { logger },
+      logger,
+      ...TEST_STREAM,
+    });
+    try {
+      expect(refused.healthy()).toBe(false);
+      // A node that can consume the stream takes it, rather than wait for ever behind the refused one.
+      await cloud.addNode();
+      await client.report({ humidity: { currentHumidity: 39 } });
+      await waitFor(async () => expect((await cloud.ctx.devices.state(device.deviceId)).status).toMatchObject({ humidity: { currentHumidity: 39 } }));
+    } finally {
+      await refused.close();
+    }
   });
 });
