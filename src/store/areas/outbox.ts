@@ -24,8 +24,9 @@ export interface OutboxArea {
   /** Puts every failed message of the service created since `since` back to pending; returns how many. */
   recoverFailed(serviceId: string, since: number, now: number): Promise<number>;
   /**
-   * Deletes up to `limit` delivered or failed messages created before `before`, oldest first, with
-   * their attempts (DESIGN J, MESSAGE_RETENTION); never an open one. Returns how many. Their
+   * Deletes up to `limit` delivered or failed messages that closed before `before` (delivered, or
+   * failed at their last attempt), the first closed first, with their attempts (DESIGN J,
+   * MESSAGE_RETENTION); never an open one, nor one recorded long ago that closed since. Returns how many. Their
    * (service, device) orders keep counting from where they were.
    */
   deleteOldMessages(before: number, limit: number): Promise<number>;

@@ -120,9 +120,12 @@ async function listAttempts(sql: Sql, messageIds: string[]): Promise<DeliveryAtt
  * attempts, in one statement: locks held no longer than an outcome's. A message another transaction
  * holds (an admin resending it) is left for the next sweep. Their queues' numbers stay in message_sequences.
  */
+/** When a closed message closed: delivered, or failed at its last attempt (outbox_closed's expression). */
+const CLOSED_AT = 'coalesce(delivered_at, next_attempt_at)';
+
 const DELETE_OLD = `WITH old AS (
-    SELECT id, message_id FROM outbox WHERE status IN ('delivered', 'failed') AND created_at < $1
-    ORDER BY created_at LIMIT $2
+    SELECT id, message_id FROM outbox WHERE status IN ('delivered', 'failed') AND ${CLOSED_AT} < $1
+    ORDER BY ${CLOSED_AT} LIMIT $2
     FOR UPDATE SKIP LOCKED
   ), attempts AS (
     DELETE FROM delivery_attempts a USING old WHERE a.message_id = old.message_id

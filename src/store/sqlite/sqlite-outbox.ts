@@ -162,11 +162,14 @@ function listAttempts(sql: Sql, messageIds: string[]): DeliveryAttempt[] {
  * attempts, in one short write: reports and deliveries wait for it no longer than for one of theirs.
  * Their queues' numbers stay in message_sequences.
  */
+/** When a closed message closed: delivered, or failed at its last attempt (outbox_closed's expression). */
+const CLOSED_AT = 'coalesce(delivered_at, next_attempt_at)';
+
 function deleteOldMessages(sql: Sql, before: number, limit: number): number {
   return sql.write(() => {
     const old = sql.all<{ id: number; message_id: string }>(
       `SELECT id, message_id FROM outbox INDEXED BY outbox_closed
-       WHERE status IN ('delivered', 'failed') AND created_at < ? ORDER BY created_at LIMIT ?`,
+       WHERE status IN ('delivered', 'failed') AND ${CLOSED_AT} < ? ORDER BY ${CLOSED_AT} LIMIT ?`,
       before,
       limit,
     );

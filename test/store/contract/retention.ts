@@ -1,7 +1,7 @@
 /**
- * Contract: retention (DESIGN J, MESSAGE_RETENTION). Delivered and failed messages created before a
- * time go, in batches, with their attempts; open messages stay however old; each device's order keeps
- * counting as if nothing had gone.
+ * Contract: retention (DESIGN J, MESSAGE_RETENTION). Delivered and failed messages that closed before
+ * a time go, in batches, with their attempts; open messages stay however old, and old ones that closed
+ * since stay as long again; each device's order keeps counting as if nothing had gone.
  */
 import { expect, it } from 'vitest';
 import type { AttemptVerdict } from '../../../src/store/areas/delivery.js';
@@ -38,7 +38,7 @@ export function retentionContract(open: () => Promise<Store>): void {
 
   const statuses = async (serviceId = 'S1') => (await store().listMessages(serviceId, {})).reverse().map((m) => [m.deviceId, m.sequence, m.status]);
 
-  it('deletes delivered and failed messages created before the time, with their attempts, and nothing newer', async () => {
+  it('deletes delivered and failed messages closed before the time, with their attempts, and nothing newer', async () => {
     await twoMessages();
     const settled = await settle(T0 + 10, { D2: { kind: 'exhausted' } });
     await store().renameDevice('D1', 'Later', T0 + 2 * DAY);
@@ -72,7 +72,19 @@ export function retentionContract(open: () => Promise<Store>): void {
     expect([await statuses('S1'), await statuses('S2')]).toEqual(before);
   });
 
-  it('deletes at most `limit` messages at a time, the oldest first', async () => {
+  it('keeps a message recorded before the time that closed after it: held a week, delivered today, it is kept from today', async () => {
+    await twoMessages();
+    // D1's message is delivered at once; D2's fails at its first attempt and then, resent, is delivered two days on.
+    const [, second] = await settle(T0 + 10, { D2: { kind: 'exhausted' } });
+    await store().resendMessage(second!, T0 + 2 * DAY);
+    await settle(T0 + 2 * DAY + 10, {});
+
+    expect(await store().deleteOldMessages(T0 + DAY, 100)).toBe(1);
+    expect(await statuses()).toEqual([['D2', 1, 'delivered']]);
+    expect(await store().deleteOldMessages(T0 + 3 * DAY, 100)).toBe(1);
+  });
+
+  it('deletes at most `limit` messages at a time, the first closed first', async () => {
     await twoMessages();
     await settle(T0 + 10, {});
     expect(await store().deleteOldMessages(T0 + DAY, 1)).toBe(1);

@@ -245,7 +245,7 @@ CREATE INDEX oauth_records_uid ON public.oauth_records USING btree (uid) WHERE (
 
 CREATE INDEX oauth_records_user_code ON public.oauth_records USING btree (user_code) WHERE (user_code IS NOT NULL);
 
-CREATE INDEX outbox_closed ON public.outbox USING btree (created_at) WHERE (status = ANY (ARRAY['delivered'::text, 'failed'::text]));
+CREATE INDEX outbox_closed ON public.outbox USING btree (COALESCE(delivered_at, next_attempt_at)) WHERE (status = ANY (ARRAY['delivered'::text, 'failed'::text]));
 
 CREATE INDEX outbox_lease_expiry ON public.outbox USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
 

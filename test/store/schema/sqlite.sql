@@ -231,7 +231,7 @@ CREATE INDEX oauth_records_uid ON oauth_records (uid) WHERE uid IS NOT NULL;
 
 CREATE INDEX oauth_records_user_code ON oauth_records (user_code) WHERE user_code IS NOT NULL;
 
-CREATE INDEX outbox_closed ON outbox (created_at) WHERE status IN ('delivered', 'failed');
+CREATE INDEX outbox_closed ON outbox (coalesce(delivered_at, next_attempt_at)) WHERE status IN ('delivered', 'failed');
 
 CREATE INDEX outbox_held ON outbox (service_id) WHERE status = 'held';
 
