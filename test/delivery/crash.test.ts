@@ -6,7 +6,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { newMessageId } from '../../src/ids.js';
 import { waitFor } from './harness.js';
+import { freePort } from '../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ADMIN = { authorization: 'Bearer crash-test-admin' };
@@ -122,15 +122,6 @@ describe('a crash with deliveries pending (DESIGN C)', () => {
     expect(await exited(second.child)).toBe(0);
   });
 });
-
-/** A port nothing listens on now: the receiver that is down. */
-async function freePort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface ArrivalHeaders {
   id: string;

@@ -6,7 +6,6 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
@@ -17,20 +16,13 @@ import type { MqttCommandChannel } from '../../src/gateway/channel.js';
 import { startDeviceStream } from '../../src/gateway/device-stream.js';
 import { startCloud, type Cloud, type RealDevice } from './fixture.js';
 import { TEST_STREAM } from './settings.js';
+import { freePort } from '../helpers/ports.js';
 
 const EXAMPLE = join(import.meta.dirname, '../../examples/mosquitto');
 const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((path) => existsSync(path));
 const CLOUD_PASSWORD = 'cloud-secret';
 
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5000, interval: 20 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Connects once the broker has read its files again (SIGHUP reloads the password files). */
 async function connectWhenAllowed(url: string, options: Parameters<typeof connectAsync>[1]) {

@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,19 +12,11 @@ import { expect } from 'vitest';
 import { SETTING_NAMES } from '../../src/cli/settings.js';
 import { newMessageId } from '../../src/ids.js';
 import { exitCode, stdoutUntil } from '../cli/process.js';
+import { freePort } from '../helpers/ports.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const ADMIN_TOKEN = 'gateway-process-admin-token';
-
-/** The embedded broker takes no port 0 (MQTT_PORT=0 disables it): a port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface ProcessDevice {
   deviceId: string;

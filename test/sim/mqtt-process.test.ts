@@ -4,26 +4,17 @@
  * secrets, answer a partner's control over MQTT, and report what their engine computes.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newMessageId } from '../../src/ids.js';
 import { exitCode, runCli, startCli, stdoutUntil } from '../cli/process.js';
+import { freePort } from '../helpers/ports.js';
 
 const ADMIN_TOKEN = 'sim-mqtt-admin-token';
 const MAIN = { location: { locationName: 'MAIN' } };
-
-/** The embedded broker takes no port 0 (MQTT_PORT=0 disables it): a port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -150,7 +141,7 @@ describe('sim devices: virtual appliances as MQTT clients in a process of their 
     const { userNumber } = await admin('POST', '/users', { countryCode: 'KR' });
     // The server goes away after the first registration: in front of it, a proxy that forwards one request, then drops every connection.
     let forwarded = 0;
-    const proxy = createHttpServer((request, response) => {
+    const proxy = createServer((request, response) => {
       if (forwarded++ > 0) return request.socket.destroy();
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', async () => {
