@@ -75,12 +75,12 @@ export class HashGate {
 
   constructor(
     private readonly atOnce = 2,
-    private readonly waiting = 32,
+    private readonly inLine = 32,
   ) {}
 
   /** Whether a sign-in asked now would be refused: as many running and waiting as the bounds allow. */
   get full(): boolean {
-    return this.#running >= this.atOnce && this.#waiting.length >= this.waiting;
+    return this.#running >= this.atOnce && this.#waiting.length >= this.inLine;
   }
 
   /** Runs `check` once fewer than `atOnce` run; call only when not `full`. */
